@@ -1,0 +1,66 @@
+# RunLore's build. `make test` and `make demo` build everything they need,
+# including the control-plane binaries the tests run against (cached).
+
+GO            ?= go
+CONTROLLER_GEN = $(GO) tool controller-gen
+BIN           ?= bin
+TEST_FLAGS    ?= -race -count=1
+PKGS          ?= ./...
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: generate
+generate: ## Generate deepcopy code and copy CRDs into the chart.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: ## Generate CRDs, RBAC and webhook manifests, and the chart's CRDs.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	hack/chart-crds.sh
+
+.PHONY: fmt
+fmt:
+	gofmt -l -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet:
+	$(GO) vet ./...
+
+.PHONY: build
+build: ## Build the lore binary.
+	$(GO) build -trimpath -o $(BIN)/lore ./cmd/lore
+
+.PHONY: control-plane
+control-plane: ## Build (once) and print the kube-apiserver, etcd and kubectl directory.
+	@hack/control-plane.sh
+
+.PHONY: test
+test: ## Run unit and envtest suites with the race detector.
+	@assets="$$(hack/control-plane.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) $(PKGS)
+
+.PHONY: bench
+bench: ## Run the benchmarks.
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+.PHONY: verify
+verify: generate manifests ## Regenerate everything and fail if the tree moved.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	cd hack/tools && $(GO) mod tidy -diff
+	@git diff --exit-code -- . || { echo "verify: generated files are out of date; run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all)" || { git status --porcelain --untracked-files=all; echo "verify: untracked generated files"; exit 1; }
+
+.PHONY: demo
+demo: ## Run RunLore against a local control plane with a seeded fault.
+	@assets="$$(hack/control-plane.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) run ./cmd/lore demo
+
+.PHONY: help
+help:
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OutcomeKind says what opened an episode.
+// +kubebuilder:validation:Enum=recall;fresh
+type OutcomeKind string
+
+const (
+	// OutcomeRecall: a recalled entry answered the incident.
+	OutcomeRecall OutcomeKind = "recall"
+	// OutcomeFresh: a fresh investigation answered it.
+	OutcomeFresh OutcomeKind = "fresh"
+)
+
+// Vote is one human's 👍/👎; a user has one live vote per record.
+type Vote struct {
+	// user is the authenticated user who voted (taken from the API request).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	User string `json:"user"`
+	// value is up or down.
+	// +kubebuilder:validation:Enum=up;down
+	Value string `json:"value"`
+	// at is when the vote was cast.
+	At metav1.Time `json:"at"`
+}
+
+// OutcomeRecordSpec is one episode of the outcome ledger.
+type OutcomeRecordSpec struct {
+	// incidentRef names the Incident.
+	IncidentRef LocalObjectReference `json:"incidentRef"`
+	// investigationRef names the Investigation that answered.
+	InvestigationRef LocalObjectReference `json:"investigationRef"`
+	// entryRef names the KnowledgeEntry that answered, for a recall.
+	// +optional
+	EntryRef *LocalObjectReference `json:"entryRef,omitempty"`
+	// kind is recall or fresh.
+	Kind OutcomeKind `json:"kind"`
+	// fingerprint is the finding's dedup fingerprint.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// triggerKey is the Incident's trigger key.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	TriggerKey string `json:"triggerKey,omitempty"`
+	// openedAt is when the answer was delivered.
+	OpenedAt metav1.Time `json:"openedAt"`
+}
+
+// OutcomeRecordStatus is how the episode ended.
+type OutcomeRecordStatus struct {
+	// observedGeneration is the generation the status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Ready (closed).
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// resolved is true once the incident resolved and stayed clear for the
+	// sustained-clear window.
+	// +optional
+	Resolved bool `json:"resolved,omitempty"`
+	// resolvedAt is when it resolved.
+	// +optional
+	ResolvedAt *metav1.Time `json:"resolvedAt,omitempty"`
+	// clearSince is when the alert last cleared; the record closes once it
+	// stays clear for the window.
+	// +optional
+	ClearSince *metav1.Time `json:"clearSince,omitempty"`
+	// votes are the live human votes, one per user.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=user
+	// +optional
+	Votes []Vote `json:"votes,omitempty"`
+	// votesSummary is "+up/-down" for display.
+	// +optional
+	VotesSummary string `json:"votesSummary,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=outcome,categories=runlore
+// +kubebuilder:printcolumn:name="Entry",type=string,JSONPath=`.spec.entryRef.name`
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
+// +kubebuilder:printcolumn:name="Resolved",type=boolean,JSONPath=`.status.resolved`
+// +kubebuilder:printcolumn:name="Votes",type=string,JSONPath=`.status.votesSummary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// OutcomeRecord is one episode of the outcome ledger: opened by an answer,
+// closed by the incident resolving; it carries human votes.
+type OutcomeRecord struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OutcomeRecordSpec   `json:"spec"`
+	Status OutcomeRecordStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// OutcomeRecordList is a list of OutcomeRecords.
+type OutcomeRecordList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OutcomeRecord `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OutcomeRecord{}, &OutcomeRecordList{})
+}
