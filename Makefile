@@ -21,6 +21,9 @@ manifests: ## Generate CRDs, RBAC and webhook manifests, and the chart's CRDs.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/chart-crds.sh
+	$(CONTROLLER_GEN) crd paths=github.com/fluxcd/source-controller/api/v1 \
+		paths=github.com/fluxcd/kustomize-controller/api/v1 paths=github.com/fluxcd/helm-controller/api/v2 \
+		output:crd:artifacts:config=test/crds/flux
 
 .PHONY: fmt
 fmt:
