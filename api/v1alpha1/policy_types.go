@@ -151,8 +151,8 @@ type RecallPolicySpec struct {
 	// +kubebuilder:default="0.5"
 	// +optional
 	SoloFloor Confidence `json:"soloFloor,omitempty"`
-	// outcomeFloor is the lowest trust factor that may fire. Defaults to 0.3.
-	// +kubebuilder:default="0.3"
+	// outcomeFloor is the lowest trust factor that may fire. Defaults to 0.5.
+	// +kubebuilder:default="0.5"
 	// +optional
 	OutcomeFloor Confidence `json:"outcomeFloor,omitempty"`
 	// outcomePriorRecalls: below this many recalls the trust factor is not
