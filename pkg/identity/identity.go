@@ -1,0 +1,288 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package identity reduces the many spellings of a workload to one identity,
+// so that intake, recall's structural gate, recurrence and curation all agree
+// on what an incident is about: a pod name becomes its controller family, a
+// cloud resource's ARN becomes its bare id with account and region kept
+// beside it. What is forgiven is the spelling, never the scope: there is no
+// prefix matching, and two accounts are two identities. It never talks to a
+// cluster; confirming a guess against a live owner chain is the caller's job.
+package identity
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+// Kubernetes workload kinds the reduction produces.
+const (
+	KindDeployment  = "Deployment"
+	KindStatefulSet = "StatefulSet"
+	KindDaemonSet   = "DaemonSet"
+	KindJob         = "Job"
+	KindCronJob     = "CronJob"
+	KindPod         = "Pod"
+)
+
+// Hash suffixes use the alphabet Kubernetes' rand.SafeEncodeString draws from
+// (no vowels, no ambiguous characters).
+const safe = "[bcdfghjklmnpqrstvwxz2456789]"
+
+var (
+	// <deployment>-<pod-template-hash>-<5>
+	deploymentPod = regexp.MustCompile(`^(.+)-` + safe + `{6,10}-` + safe + `{5}$`)
+	// <cronjob>-<scheduled minutes>-<5>
+	cronJobPod = regexp.MustCompile(`^(.+)-[0-9]{8,10}-` + safe + `{5}$`)
+	// <statefulset>-<ordinal>
+	statefulSetPod = regexp.MustCompile(`^(.+)-([0-9]|[1-9][0-9]{1,4})$`)
+	// <daemonset or job>-<5>
+	fiveSuffixPod = regexp.MustCompile(`^(.+)-` + safe + `{5}$`)
+	// <cronjob>-<scheduled minutes> (a Job's name)
+	cronJobJob = regexp.MustCompile(`^(.+)-[0-9]{8,10}$`)
+)
+
+// ReducePod reduces a pod name to its controller family: the kind it most
+// likely belongs to and that controller's name. A name that matches no
+// controller pattern is a bare Pod.
+//
+// DaemonSet and Job pods share one suffix shape; without the owner chain the
+// kind is returned empty (unknown) rather than guessed.
+func ReducePod(pod string) (kind, name string) {
+	switch {
+	case cronJobPod.MatchString(pod):
+		return KindCronJob, cronJobPod.FindStringSubmatch(pod)[1]
+	case deploymentPod.MatchString(pod):
+		return KindDeployment, deploymentPod.FindStringSubmatch(pod)[1]
+	case statefulSetPod.MatchString(pod):
+		return KindStatefulSet, statefulSetPod.FindStringSubmatch(pod)[1]
+	case fiveSuffixPod.MatchString(pod):
+		return "", fiveSuffixPod.FindStringSubmatch(pod)[1]
+	}
+	return KindPod, pod
+}
+
+// ReduceJob reduces a Job's name: a CronJob's Job becomes the CronJob.
+func ReduceJob(job string) (kind, name string) {
+	if m := cronJobJob.FindStringSubmatch(job); m != nil {
+		return KindCronJob, m[1]
+	}
+	return KindJob, job
+}
+
+// labelKinds are the labels that name a workload directly, most specific
+// first, with the kind each implies.
+var labelKinds = []struct{ label, kind string }{
+	{"deployment", KindDeployment},
+	{"statefulset", KindStatefulSet},
+	{"daemonset", KindDaemonSet},
+	{"cronjob", KindCronJob},
+}
+
+// cloudLabels name a cloud resource by id, as CloudWatch exporters spell
+// their dimensions.
+var cloudLabels = []struct{ label, kind string }{
+	{"dbinstance_identifier", "rds:db"},
+	{"db_instance_identifier", "rds:db"},
+	{"dbclusteridentifier", "rds:cluster"},
+	{"db_cluster_identifier", "rds:cluster"},
+	{"instance_id", "ec2:instance"},
+	{"load_balancer", "elasticloadbalancing:loadbalancer"},
+	{"loadbalancer", "elasticloadbalancing:loadbalancer"},
+	{"auto_scaling_group_name", "autoscaling:autoScalingGroup"},
+	{"queue_name", "sqs:queue"},
+	{"function_name", "lambda:function"},
+	{"bucket_name", "s3:bucket"},
+}
+
+// FromLabels derives the workload an alert is about from the labels real
+// alert sets carry. It returns nil for a workload-less alert (a host, a
+// control-plane check).
+func FromLabels(labels map[string]string) *runlorev1.Workload {
+	ns := labels["exported_namespace"]
+	if ns == "" {
+		ns = labels["namespace"]
+	}
+	if w := cloudFromLabels(labels); w != nil {
+		return w
+	}
+	if ns == "" {
+		return nil
+	}
+	k8s := func(kind, name string) *runlorev1.Workload {
+		return &runlorev1.Workload{Namespace: ns, Kind: kind, Name: name}
+	}
+	for _, lk := range labelKinds {
+		if v := labels[lk.label]; v != "" {
+			return k8s(lk.kind, v)
+		}
+	}
+	if v := labels["job_name"]; v != "" {
+		return k8s(ReduceJob(v))
+	}
+	if v := labels["pod"]; v != "" {
+		return k8s(ReducePod(v))
+	}
+	if kind, name := labels["kind"], labels["name"]; kind != "" && name != "" {
+		return k8s(kind, name)
+	}
+	for _, l := range []struct{ label, kind string }{
+		{"horizontalpodautoscaler", "HorizontalPodAutoscaler"},
+		{"persistentvolumeclaim", "PersistentVolumeClaim"},
+		{"service", "Service"},
+	} {
+		if v := labels[l.label]; v != "" {
+			return k8s(l.kind, v)
+		}
+	}
+	return nil
+}
+
+func cloudFromLabels(labels map[string]string) *runlorev1.Workload {
+	account, region := labels["account_id"], labels["region"]
+	for _, key := range []string{"arn", "resource_arn", "resource"} {
+		if v := labels[key]; strings.HasPrefix(v, "arn:") {
+			w, err := ParseARN(v)
+			if err != nil {
+				continue
+			}
+			if w.Account == "" {
+				w.Account = account
+			}
+			if w.Region == "" {
+				w.Region = region
+			}
+			return &w
+		}
+	}
+	for _, cl := range cloudLabels {
+		if v := labels[cl.label]; v != "" {
+			if strings.HasPrefix(v, "arn:") {
+				if w, err := ParseARN(v); err == nil {
+					return &w
+				}
+			}
+			return &runlorev1.Workload{Kind: cl.kind, Name: v, Account: account, Region: region}
+		}
+	}
+	return nil
+}
+
+// ParseARN reduces an ARN to a cloud identity: kind service:type, the bare
+// id as name, account and region kept beside it.
+func ParseARN(arn string) (runlorev1.Workload, error) {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[1] == "" || parts[2] == "" || parts[5] == "" {
+		return runlorev1.Workload{}, fmt.Errorf("arn %q: want arn:partition:service:region:account:resource", arn)
+	}
+	service, region, account, resource := parts[2], parts[3], parts[4], parts[5]
+	typ, id := "", resource
+	if i := strings.IndexAny(resource, ":/"); i >= 0 {
+		typ, id = resource[:i], resource[i+1:]
+	}
+	if id == "" {
+		return runlorev1.Workload{}, fmt.Errorf("arn %q: empty resource id", arn)
+	}
+	kind := service
+	if typ != "" {
+		kind = service + ":" + typ
+	}
+	return runlorev1.Workload{Kind: kind, Name: id, Account: account, Region: region}, nil
+}
+
+// Parse reads a catalog entry's `resource` value: "namespace/name",
+// "Kind/namespace/name", an ARN, or a bare cloud id. Pod names are reduced
+// to their controller family, so an entry written against one pod names
+// its workload.
+func Parse(resource string) (runlorev1.Workload, error) {
+	r := strings.TrimSpace(resource)
+	switch {
+	case r == "":
+		return runlorev1.Workload{}, fmt.Errorf("resource is empty")
+	case strings.ContainsAny(r, " \t\n"):
+		return runlorev1.Workload{}, fmt.Errorf("resource %q contains whitespace", resource)
+	case strings.HasPrefix(r, "arn:"):
+		return ParseARN(r)
+	}
+	parts := strings.Split(r, "/")
+	for _, p := range parts {
+		if p == "" {
+			return runlorev1.Workload{}, fmt.Errorf("resource %q has an empty segment", resource)
+		}
+	}
+	switch len(parts) {
+	case 1:
+		return runlorev1.Workload{Name: parts[0]}, nil
+	case 2:
+		kind, name := ReducePod(parts[1])
+		if kind == KindPod {
+			kind = ""
+		}
+		return runlorev1.Workload{Namespace: parts[0], Kind: kind, Name: name}, nil
+	case 3:
+		kind, name := parts[0], parts[2]
+		if kind == KindPod {
+			kind, name = ReducePod(name)
+		}
+		return runlorev1.Workload{Namespace: parts[1], Kind: kind, Name: name}, nil
+	}
+	return runlorev1.Workload{}, fmt.Errorf("resource %q: want namespace/name, Kind/namespace/name or an ARN", resource)
+}
+
+// IsCloud reports whether the identity names a cloud resource rather than a
+// Kubernetes workload.
+func IsCloud(w runlorev1.Workload) bool { return w.Namespace == "" }
+
+// Agree reports whether two identities name the same workload. Kubernetes
+// identities agree on namespace and name, and on kind when both know it.
+// Cloud identities agree on the bare id, and on kind, account and region
+// where both sides know them: an absent qualifier means unknown, not
+// different.
+func Agree(a, b runlorev1.Workload) bool {
+	if a.Name == "" || a.Name != b.Name || a.Namespace != b.Namespace {
+		return false
+	}
+	known := func(x, y string) bool { return x == "" || y == "" || x == y }
+	if !IsCloud(a) {
+		return known(a.Kind, b.Kind)
+	}
+	return known(cloudService(a.Kind), cloudService(b.Kind)) && known(a.Account, b.Account) && known(a.Region, b.Region)
+}
+
+// cloudService is the service part of a cloud kind, so an identity read
+// from a CloudWatch dimension (rds:db) agrees with the same resource's ARN.
+func cloudService(kind string) string {
+	if i := strings.IndexByte(kind, ':'); i >= 0 {
+		return kind[:i]
+	}
+	return kind
+}
+
+// String renders an identity canonically, for keys and display:
+// namespace/name for Kubernetes, name@account:region for a qualified cloud
+// resource, the bare id otherwise.
+func String(w runlorev1.Workload) string {
+	if !IsCloud(w) {
+		return w.Namespace + "/" + w.Name
+	}
+	if w.Account != "" || w.Region != "" {
+		return w.Name + "@" + w.Account + ":" + w.Region
+	}
+	return w.Name
+}

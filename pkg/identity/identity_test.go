@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package identity
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+func TestReducePod(t *testing.T) {
+	for _, tc := range []struct{ pod, kind, name string }{
+		{"api-7d9f8b6c5-x2x9p", KindDeployment, "api"},
+		{"harbor-registry-59598dbd57-ltkzw", KindDeployment, "harbor-registry"},
+		{"worker-billing-6c9b7f8d4-9xk2m", KindDeployment, "worker-billing"},
+		{"redis-1", KindStatefulSet, "redis"},
+		{"postgres-primary-0", KindStatefulSet, "postgres-primary"},
+		{"node-exporter-x7k2p", "", "node-exporter"},
+		{"backup-28391234-kx8vz", KindCronJob, "backup"},
+		{"standalone", KindPod, "standalone"},
+		// An "a" breaks the safe alphabet, so this is not a hash suffix.
+		{"api-v2", KindPod, "api-v2"},
+	} {
+		t.Run(tc.pod, func(t *testing.T) {
+			g := NewWithT(t)
+			kind, name := ReducePod(tc.pod)
+			g.Expect(kind).To(Equal(tc.kind))
+			g.Expect(name).To(Equal(tc.name))
+		})
+	}
+}
+
+func TestFromLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   *runlorev1.Workload
+	}{
+		{"pod reduced", map[string]string{"namespace": "payments", "pod": "api-7d9f8b6c5-x2x9p", "container": "api"},
+			&runlorev1.Workload{Namespace: "payments", Kind: KindDeployment, Name: "api"}},
+		{"deployment label wins", map[string]string{"namespace": "payments", "deployment": "api", "pod": "other-0"},
+			&runlorev1.Workload{Namespace: "payments", Kind: KindDeployment, Name: "api"}},
+		{"exported namespace", map[string]string{"namespace": "monitoring", "exported_namespace": "apps", "kind": "Kustomization", "name": "web"},
+			&runlorev1.Workload{Namespace: "apps", Kind: "Kustomization", Name: "web"}},
+		{"cronjob job", map[string]string{"namespace": "ops", "job_name": "backup-28391234"},
+			&runlorev1.Workload{Namespace: "ops", Kind: KindCronJob, Name: "backup"}},
+		{"plain job", map[string]string{"namespace": "ops", "job_name": "migrate"},
+			&runlorev1.Workload{Namespace: "ops", Kind: KindJob, Name: "migrate"}},
+		{"pvc", map[string]string{"namespace": "db", "persistentvolumeclaim": "data-redis-0"},
+			&runlorev1.Workload{Namespace: "db", Kind: "PersistentVolumeClaim", Name: "data-redis-0"}},
+		{"rds dimension", map[string]string{"dbinstance_identifier": "orders-db", "account_id": "111122223333", "region": "eu-west-1"},
+			&runlorev1.Workload{Kind: "rds:db", Name: "orders-db", Account: "111122223333", Region: "eu-west-1"}},
+		{"arn", map[string]string{"resource_arn": "arn:aws:rds:eu-west-1:111122223333:db:orders-db"},
+			&runlorev1.Workload{Kind: "rds:db", Name: "orders-db", Account: "111122223333", Region: "eu-west-1"}},
+		{"host alert", map[string]string{"instance": "10.0.0.1:9100", "alertname": "NodeFilesystemAlmostOutOfSpace"}, nil},
+		{"namespace only", map[string]string{"namespace": "payments"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(FromLabels(tc.labels)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestAgree(t *testing.T) {
+	must := func(s string) runlorev1.Workload {
+		w, err := Parse(s)
+		if err != nil {
+			t.Fatalf("parse %q: %v", s, err)
+		}
+		return w
+	}
+	incident := func(labels map[string]string) runlorev1.Workload { return *FromLabels(labels) }
+	for _, tc := range []struct {
+		name  string
+		a, b  runlorev1.Workload
+		agree bool
+	}{
+		{"pod hash reduction", incident(map[string]string{"namespace": "tooling", "pod": "harbor-registry-59598dbd57-ltkzw"}), must("tooling/harbor-registry"), true},
+		{"entry written against a pod", must("tooling/harbor-registry-59598dbd57-ltkzw"), must("tooling/harbor-registry"), true},
+		{"no prefix matching", must("apps/worker-billing"), must("apps/worker"), false},
+		{"other namespace", must("apps/web"), must("staging/web"), false},
+		{"kind known on both sides and different", must("Deployment/apps/web"), must("StatefulSet/apps/web"), false},
+		{"kind unknown on one side", must("Deployment/apps/web"), must("apps/web"), true},
+		{"arn and bare id", must("arn:aws:rds:eu-west-1:111122223333:db:orders-db"), incident(map[string]string{"dbinstance_identifier": "orders-db"}), true},
+		{"arn and dimension, same account", must("arn:aws:rds:eu-west-1:111122223333:db:orders-db"),
+			incident(map[string]string{"dbinstance_identifier": "orders-db", "account_id": "111122223333"}), true},
+		{"another account", must("arn:aws:rds:eu-west-1:111122223333:db:orders-db"),
+			incident(map[string]string{"dbinstance_identifier": "orders-db", "account_id": "999988887777"}), false},
+		{"another region", must("arn:aws:rds:eu-west-1:111122223333:db:orders-db"), must("arn:aws:rds:us-east-1:111122223333:db:orders-db"), false},
+		{"another service", must("arn:aws:rds:eu-west-1:111122223333:db:orders"), must("arn:aws:sqs:eu-west-1:111122223333:orders"), false},
+		{"cloud never agrees with kubernetes", must("orders-db"), must("apps/orders-db"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(Agree(tc.a, tc.b)).To(Equal(tc.agree))
+			g.Expect(Agree(tc.b, tc.a)).To(Equal(tc.agree), "agreement is symmetric")
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, in := range []string{"", "  ", "apps/ web", "apps//web", "a/b/c/d", "arn:aws:rds", "arn:aws:rds:eu-west-1:1:db:"} {
+		_, err := Parse(in)
+		NewWithT(t).Expect(err).To(HaveOccurred(), "%q", in)
+	}
+}
+
+func TestString(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(String(runlorev1.Workload{Namespace: "apps", Name: "web"})).To(Equal("apps/web"))
+	g.Expect(String(runlorev1.Workload{Name: "orders-db", Account: "1", Region: "eu-west-1"})).To(Equal("orders-db@1:eu-west-1"))
+	g.Expect(String(runlorev1.Workload{Name: "orders-db"})).To(Equal("orders-db"))
+}
+
+// FuzzParse checks that no resource string panics the parser and that a
+// parsed identity always agrees with itself.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"apps/web", "Deployment/apps/web", "arn:aws:rds:eu-west-1:1:db:x", "x", "a//b", "arn::::::"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w, err := Parse(s)
+		if err != nil {
+			return
+		}
+		if w.Name == "" {
+			t.Fatalf("Parse(%q) returned an empty name without an error", s)
+		}
+		if !Agree(w, w) {
+			t.Fatalf("identity %+v does not agree with itself", w)
+		}
+	})
+}
+
+// FuzzFromLabels checks that no label set panics the reduction.
+func FuzzFromLabels(f *testing.F) {
+	f.Add("payments", "api-7d9f8b6c5-x2x9p", "", "")
+	f.Add("", "", "arn:aws:rds:eu-west-1:1:db:x", "")
+	f.Fuzz(func(t *testing.T, ns, pod, arn, job string) {
+		w := FromLabels(map[string]string{"namespace": ns, "pod": pod, "resource_arn": arn, "job_name": job})
+		if w != nil && w.Name == "" {
+			t.Fatalf("empty name from ns=%q pod=%q arn=%q job=%q", ns, pod, arn, job)
+		}
+	})
+}
