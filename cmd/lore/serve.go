@@ -42,14 +42,14 @@ import (
 // serveConfig is lore serve's configuration: an optional YAML file, with
 // flags given on the command line taking precedence.
 type serveConfig struct {
-	Kubeconfig                  string        `json:"kubeconfig,omitempty"`
-	Namespace                   string        `json:"namespace,omitempty"`
-	MetricsBindAddress          string        `json:"metricsBindAddress,omitempty"`
-	HealthProbeBindAddress      string        `json:"healthProbeBindAddress,omitempty"`
-	LeaderElect                 bool          `json:"leaderElect,omitempty"`
-	LeaderElectionNamespace     string        `json:"leaderElectionNamespace,omitempty"`
-	MaxConcurrentInvestigations int           `json:"maxConcurrentInvestigations,omitempty"`
-	LogLevel                    string        `json:"logLevel,omitempty"`
+	Kubeconfig                  string          `json:"kubeconfig,omitempty"`
+	Namespace                   string          `json:"namespace,omitempty"`
+	MetricsBindAddress          string          `json:"metricsBindAddress,omitempty"`
+	HealthProbeBindAddress      string          `json:"healthProbeBindAddress,omitempty"`
+	LeaderElect                 bool            `json:"leaderElect,omitempty"`
+	LeaderElectionNamespace     string          `json:"leaderElectionNamespace,omitempty"`
+	MaxConcurrentInvestigations int             `json:"maxConcurrentInvestigations,omitempty"`
+	LogLevel                    string          `json:"logLevel,omitempty"`
 	GracefulShutdownTimeout     metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
 }
 
