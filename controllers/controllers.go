@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package controllers holds one reconciler per RunLore kind. Reconcilers are
 // thin: they read objects, call pkg/ for the domain work and write status
 // once per reconcile. They never talk HTTP to a model or a forge themselves.

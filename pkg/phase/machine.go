@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package phase is the Investigation's state machine: Recall → Investigate →
 // Verify → Curate → Resolve, one step per call to Advance. Each step is an
 // interface that later packages fill (recall, investigate, curator, outcome);
