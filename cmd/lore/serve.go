@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -33,9 +34,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
 	"github.com/runlore/runlore/controllers"
+	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/scheme"
 )
 
@@ -51,6 +54,8 @@ type serveConfig struct {
 	MaxConcurrentInvestigations int             `json:"maxConcurrentInvestigations,omitempty"`
 	LogLevel                    string          `json:"logLevel,omitempty"`
 	GracefulShutdownTimeout     metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
+	WebhookPort                 int             `json:"webhookPort,omitempty"`
+	WebhookCertDir              string          `json:"webhookCertDir,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -65,6 +70,8 @@ func defaultServeConfig() serveConfig {
 		MaxConcurrentInvestigations: 4,
 		LogLevel:                    "info",
 		GracefulShutdownTimeout:     metav1.Duration{Duration: 30 * time.Second},
+		WebhookPort:                 9443,
+		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 	}
 }
 
@@ -81,6 +88,8 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.IntVar(&cfg.MaxConcurrentInvestigations, "max-concurrent-investigations", cfg.MaxConcurrentInvestigations, "investigations advanced at once")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.DurationVar(&cfg.GracefulShutdownTimeout.Duration, "graceful-shutdown-timeout", cfg.GracefulShutdownTimeout.Duration, "how long to wait for runnables to stop")
+	fs.IntVar(&cfg.WebhookPort, "webhook-port", cfg.WebhookPort, "port of the admission webhook")
+	fs.StringVar(&cfg.WebhookCertDir, "webhook-cert-dir", cfg.WebhookCertDir, "directory holding the webhook's tls.crt and tls.key; without them the webhook is off")
 	return configFile
 }
 
@@ -192,9 +201,18 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		LeaderElectionID:        "runlore-leader.runlore.io",
 		LeaderElectionNamespace: leNamespace,
 		GracefulShutdownTimeout: &shutdown,
+		WebhookServer:           webhook.NewServer(webhook.Options{Port: cfg.WebhookPort, CertDir: cfg.WebhookCertDir}),
 	})
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(cfg.WebhookCertDir, "tls.crt")); err == nil {
+		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{
+			Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader())},
+		})
+	} else {
+		ctrl.Log.WithName("serve").Info("admission webhook is off: no serving certificate; votes and approvals are not attributed to a user",
+			"certDir", cfg.WebhookCertDir)
 	}
 	if err := controllers.Setup(mgr, controllers.Options{MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations}); err != nil {
 		return nil, err
