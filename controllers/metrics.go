@@ -214,4 +214,3 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		count(c.entryTrust, counts, 1)
 	}
 }
-
