@@ -183,6 +183,24 @@ func (m *Mirror) Commit(ctx context.Context, h plumbing.Hash) (CommitInfo, error
 	return infoOf(c), nil
 }
 
+// FirstParent returns a commit's first parent, or the zero hash for a root
+// commit; used when a GitOps object does not say which revision it replaced.
+func (m *Mirror) FirstParent(ctx context.Context, h plumbing.Hash) (plumbing.Hash, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ensureLocked(ctx, []plumbing.Hash{h}); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	c, err := m.repo.CommitObject(h)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", h, err)
+	}
+	if len(c.ParentHashes) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	return c.ParentHashes[0], nil
+}
+
 func infoOf(c *object.Commit) CommitInfo {
 	msg := strings.TrimSpace(c.Message)
 	if len(msg) > 500 {
