@@ -34,6 +34,9 @@ func (r Report) Text(maxBytes int) string {
 	}
 	var b strings.Builder
 	wl := r.Incident.Namespace
+	if wl == "" {
+		wl = "the cloud account"
+	}
 	if ref, ok := r.Incident.Workload(); ok {
 		wl = ref.String()
 	}
@@ -45,7 +48,20 @@ func (r Report) Text(maxBytes int) string {
 	for i, c := range r.Changes {
 		entry := c.Text(r.Incident.Start)
 		if b.Len()+len(entry) > maxBytes {
-			fmt.Fprintf(&b, "... %d more changes not shown (size bound)\n", len(r.Changes)-i)
+			// Show as much of this change as fits: its header lines first,
+			// then its diff up to the bound.
+			shown := 0
+			if room := maxBytes - b.Len() - 128; room > 200 {
+				cut := entry[:room]
+				if nl := strings.LastIndexByte(cut, '\n'); nl > 0 {
+					b.WriteString(cut[:nl+1])
+					b.WriteString("    ... cut at the size bound\n")
+					shown = 1
+				}
+			}
+			if rest := len(r.Changes) - i - shown; rest > 0 {
+				fmt.Fprintf(&b, "... %d more changes not shown (size bound)\n", rest)
+			}
 			break
 		}
 		b.WriteString(entry)

@@ -18,6 +18,7 @@ package flux
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -177,6 +178,22 @@ func TestKustomizationFromHTTPGitRepositoryProducesTheChange(t *testing.T) {
 	g.Expect(tree.Nodes).To(HaveLen(1))
 	g.Expect(tree.Nodes[0].Object).To(Equal(whatchanged.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "api"}))
 	g.Expect(tree.Nodes[0].Ready).To(Equal("False"), "the Deployment does not exist in the cluster")
+
+	// The investigation tools read the same cluster and mirror.
+	diffTool := &whatchanged.DiffRevisionsTool{Client: k8s, Mirrors: cache}
+	res, err := diffTool.Run(ctx, json.RawMessage(`{"source":"GitRepository/flux-system/fleet","from":"`+c1.String()+`","to":"main@sha1:`+c2.String()+`","path":"apps/web"}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Text).To(ContainSubstring("modified apps/web/deploy.yaml"))
+	g.Expect(res.Text).To(ContainSubstring("+  name: web-renamed"))
+	g.Expect(res.Data.(*gitdiff.Diff).Files).To(HaveLen(1))
+	_, err = diffTool.Run(ctx, json.RawMessage(`{"source":"https://evil.example/repo.git","from":"`+c1.String()+`","to":"`+c2.String()+`"}`))
+	g.Expect(err).To(MatchError(ContainSubstring("want GitRepository/<namespace>/<name>")))
+	treeRes, err := (&whatchanged.GitOpsTreeTool{Inspector: insp}).Run(ctx, json.RawMessage(`{"kind":"Kustomization","namespace":"flux-system","name":"api"}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(treeRes.Text).To(ContainSubstring("Deployment/shop/api ready=False"))
+	statusRes, err := (&whatchanged.GitOpsResourceStatusTool{Inspector: insp}).Run(ctx, json.RawMessage(`{"kind":"Kustomization","namespace":"flux-system","name":"api"}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(statusRes.Text).To(ContainSubstring("lastAppliedRevision: main@sha1:" + c2.String()))
 
 	// Wrong credentials: the change is still reported, with a note, not an error.
 	bad := &corev1.Secret{}
