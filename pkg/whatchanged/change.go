@@ -98,6 +98,17 @@ func (r Relation) String() string {
 // MarshalText renders the relation by name in JSON.
 func (r Relation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
+// UnmarshalText reads a relation written by MarshalText.
+func (r *Relation) UnmarshalText(b []byte) error {
+	for _, cand := range []Relation{RelationElsewhere, RelationGitOpsParent, RelationNamespace, RelationWorkload} {
+		if cand.String() == string(b) {
+			*r = cand
+			return nil
+		}
+	}
+	return fmt.Errorf("relation %q: want workload, namespace, gitops-parent or elsewhere", b)
+}
+
 // Change is one thing that changed, whatever system it came from.
 type Change struct {
 	// Source is the system the change was observed in.

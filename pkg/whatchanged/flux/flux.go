@@ -57,19 +57,20 @@ type Collector struct {
 func (c *Collector) Name() string { return "flux" }
 
 // Collect implements whatchanged.Collector. Failures for one object become
-// a Note on its Change or a joined error; they never hide the others.
+// a Note on its Change or a joined error; they never hide the others. A
+// cluster without Flux's CRDs yields nothing and no error.
 func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatchanged.Change, error) {
 	var changes []whatchanged.Change
 	var errs []error
 	var kss kustomizev1.KustomizationList
-	if err := c.Client.List(ctx, &kss); err != nil {
+	if err := c.Client.List(ctx, &kss); err != nil && !apimeta.IsNoMatchError(err) {
 		errs = append(errs, fmt.Errorf("list Kustomizations: %w", err))
 	}
 	for i := range kss.Items {
 		changes = append(changes, c.KustomizationChanges(ctx, &kss.Items[i], q)...)
 	}
 	var hrs helmv2.HelmReleaseList
-	if err := c.Client.List(ctx, &hrs); err != nil {
+	if err := c.Client.List(ctx, &hrs); err != nil && !apimeta.IsNoMatchError(err) {
 		errs = append(errs, fmt.Errorf("list HelmReleases: %w", err))
 	}
 	for i := range hrs.Items {
