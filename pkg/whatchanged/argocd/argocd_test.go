@@ -149,3 +149,23 @@ func TestApplicationOnTheControlPlane(t *testing.T) {
 		Object: whatchanged.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "api"}, Group: "apps", Ready: "False",
 		Message: "sync OutOfSync health Degraded"}))
 }
+
+// FuzzSteps feeds arbitrary JSON as an Application: whatever the status
+// holds, reading it must not panic and steps must carry a time.
+func FuzzSteps(f *testing.F) {
+	f.Add(`{"spec":{"source":{"repoURL":"r"}},"status":{"history":[{"id":1,"revision":"a","deployedAt":"2026-11-30T00:00:00Z"}]}}`)
+	f.Add(`{"spec":"x","status":{"history":"y","operationState":{"phase":"Failed","syncResult":{"revision":1}}}}`)
+	f.Add(`{"status":{"operationState":{"phase":"Error","startedAt":"2026-11-30T00:00:00Z","operation":{"sync":{"revision":"b"}}}}}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.Object == nil {
+			return
+		}
+		for _, s := range Steps(u) {
+			if s.At.IsZero() || s.To == "" {
+				t.Fatalf("step without time or revision: %+v", s)
+			}
+		}
+		_ = (&Collector{}).ApplicationChanges(context.Background(), u, whatchanged.Query{From: time.Time{}, To: time.Now()})
+	})
+}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudtrail/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/runlore/runlore/pkg/whatchanged"
@@ -160,4 +161,34 @@ func TestLookupFailuresAreClearAndNonFatal(t *testing.T) {
 			g.Expect(rep.Warnings).To(ConsistOf(HavePrefix("aws: ")))
 		})
 	}
+}
+
+func FuzzChangeOfEvent(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "aws", "lookupevents-page1.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var page struct {
+		Events []struct{ CloudTrailEvent, EventName, ReadOnly string }
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range page.Events {
+		f.Add(e.EventName, e.ReadOnly, e.CloudTrailEvent)
+	}
+	f.Fuzz(func(t *testing.T, name, readOnly, record string) {
+		at := incidentStart
+		ev := types.Event{EventName: &name, ReadOnly: &readOnly, CloudTrailEvent: &record, EventTime: &at}
+		ch, ok := changeOf(ev, whatchanged.Incident{Name: "orders-db", Start: incidentStart})
+		if !ok {
+			return
+		}
+		if readOnly == "true" || strings.HasPrefix(name, "Describe") {
+			t.Fatalf("read-only event %q kept", name)
+		}
+		if strings.Contains(ch.Summary+ch.Message+ch.Note, "requestParameters") {
+			t.Fatalf("request parameters leaked: %+v", ch)
+		}
+	})
 }

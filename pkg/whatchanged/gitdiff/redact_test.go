@@ -114,3 +114,16 @@ func FuzzRedactSecrets(f *testing.F) {
 		}
 	})
 }
+
+func FuzzManifestsIn(f *testing.F) {
+	f.Add("kind: Deployment\nmetadata:\n  name: api\n  namespace: shop\n---\nkind: Service\nmetadata:\n  name: api\n")
+	f.Add("- a\n- b\n")
+	f.Add("kind: [\n")
+	f.Fuzz(func(t *testing.T, stream string) {
+		for _, m := range ManifestsIn(stream) {
+			if m.Kind == "" || m.Name == "" {
+				t.Fatalf("manifest without kind or name: %+v", m)
+			}
+		}
+	})
+}
