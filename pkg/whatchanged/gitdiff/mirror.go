@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +71,7 @@ func (c *Cache) Mirror(url string, auth transport.AuthMethod) (*Mirror, error) {
 		return nil, errors.New("repository url: empty")
 	}
 	if _, err := transport.NewEndpoint(url); err != nil {
-		return nil, fmt.Errorf("repository url %q: %w", url, err)
+		return nil, fmt.Errorf("repository url %q: not a git URL", RedactURL(url))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -88,7 +89,7 @@ func (c *Cache) Mirror(url string, auth transport.AuthMethod) (*Mirror, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("mirror of %s at %s: %w", url, path, err)
+		return nil, fmt.Errorf("mirror of %s at %s: %w", RedactURL(url), path, err)
 	}
 	m := &Mirror{url: url, repo: repo}
 	m.setAuth(auth)
@@ -111,8 +112,24 @@ func (m *Mirror) setAuth(auth transport.AuthMethod) {
 	m.mu.Unlock()
 }
 
-// URL is the mirrored repository's URL.
-func (m *Mirror) URL() string { return m.url }
+// URL is the mirrored repository's URL with any embedded password removed.
+func (m *Mirror) URL() string { return RedactURL(m.url) }
+
+// RedactURL drops the password of a URL with embedded credentials
+// (https://user:token@host/repo), so it can appear in notes and logs.
+func RedactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil {
+		if at := strings.LastIndex(raw, "@"); at > 0 && strings.Contains(raw[:at], "://") {
+			return raw[:strings.Index(raw, "://")+3] + "REDACTED" + raw[at:]
+		}
+		return raw
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		u.User = neturl.User(u.User.Username())
+	}
+	return u.String()
+}
 
 // Fetches counts the fetches this mirror has made; tests use it to prove a
 // warm mirror does not touch the network.
@@ -140,10 +157,10 @@ func (m *Mirror) ensureLocked(ctx context.Context, commits []plumbing.Hash) erro
 		Force:      true,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return fmt.Errorf("fetch %s: %w", m.url, err)
+		return fmt.Errorf("fetch %s: %s", RedactURL(m.url), strings.ReplaceAll(err.Error(), m.url, RedactURL(m.url)))
 	}
 	if still := m.missing(missing); len(still) > 0 {
-		return fmt.Errorf("commit %s not found in %s after fetch: it may have been force-pushed away", still[0], m.url)
+		return fmt.Errorf("commit %s not found in %s after fetch: it may have been force-pushed away", still[0], RedactURL(m.url))
 	}
 	return nil
 }

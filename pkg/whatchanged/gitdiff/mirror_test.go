@@ -153,3 +153,20 @@ func TestDiffFromNothingAddsEverythingAndHonoursBounds(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(m2.Fetches()).To(BeZero())
 }
+
+func TestRedactURL(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(RedactURL("https://bot:ghp_s3cret@github.example/org/repo.git")).To(Equal("https://bot@github.example/org/repo.git"))
+	g.Expect(RedactURL("https://github.example/org/repo.git")).To(Equal("https://github.example/org/repo.git"))
+	g.Expect(RedactURL("git@github.example:org/repo.git")).To(Equal("git@github.example:org/repo.git"))
+	g.Expect(RedactURL("ssh://git@github.example/org/repo.git")).To(Equal("ssh://git@github.example/org/repo.git"))
+
+	cache, err := NewCache(t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
+	m, err := cache.Mirror("http://bot:tok3n@127.0.0.1:1/org/repo.git", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	err = m.Ensure(context.Background(), plumbing.NewHash("1111111111111111111111111111111111111111"))
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).NotTo(ContainSubstring("tok3n"))
+	g.Expect(m.URL()).NotTo(ContainSubstring("tok3n"))
+}
