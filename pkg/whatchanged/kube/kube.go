@@ -28,6 +28,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,6 +86,16 @@ func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatcha
 	cfg, err := c.configChanges(ctx, ns, workloads)
 	errs = append(errs, err)
 	out = append(out, cfg...)
+	hpa, err := c.hpaChanges(ctx, ns)
+	errs = append(errs, err)
+	out = append(out, hpa...)
+	nodes, err := c.nodeChanges(ctx, q)
+	if apierrors.IsForbidden(err) {
+		// Nodes are cluster-scoped; a namespaced role may not read them.
+		err = nil
+	}
+	errs = append(errs, err)
+	out = append(out, nodes...)
 	var kept []whatchanged.Change
 	for _, ch := range out {
 		if !ch.At.Before(q.From) && !ch.At.After(q.To) {

@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,4 +181,73 @@ func TestHandMadeRolloutIsAKubernetesChange(t *testing.T) {
 		}
 	}
 	g.Expect(found).To(BeTrue())
+
+	// An HPA that scaled the Deployment, and a node under one of its pods
+	// that was cordoned by hand.
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 10,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"}},
+	}
+	g.Expect(k8s.Create(ctx, hpa)).To(Succeed())
+	scaledAt := metav1.NewTime(time.Now().Add(-5 * time.Minute).Truncate(time.Second))
+	hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{LastScaleTime: &scaledAt, CurrentReplicas: 2, DesiredReplicas: 7}
+	g.Expect(k8s.Status().Update(ctx, hpa)).To(Succeed())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+	g.Expect(k8s.Create(ctx, node)).To(Succeed())
+	g.Expect(k8s.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api-150-x2x9p", Namespace: ns},
+		Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "api", Image: "api:1.5.0"}}}})).To(Succeed())
+	time.Sleep(1100 * time.Millisecond)
+	// What `kubectl cordon` and the node lifecycle controller leave behind.
+	cordonedAt := metav1.NewTime(time.Now().Add(-2 * time.Minute).Truncate(time.Second))
+	node.Spec.Unschedulable = true
+	node.Spec.Taints = []corev1.Taint{{Key: unschedulableTaint, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &cordonedAt}}
+	g.Expect(k8s.Update(ctx, node, client.FieldOwner("kubectl-cordon"))).To(Succeed())
+
+	rep, err = (&whatchanged.Finder{Collectors: []whatchanged.Collector{&Collector{Client: k8s}}}).Timeline(ctx, inc, time.Hour)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rep.Warnings).To(BeEmpty())
+	summaries := map[string]whatchanged.Change{}
+	for _, c := range rep.Changes {
+		summaries[c.Summary] = c
+	}
+	scaled, ok := summaries["HorizontalPodAutoscaler scaled Deployment/api to 7 replicas (min 2, max 10)"]
+	g.Expect(ok).To(BeTrue(), "%v", summaries)
+	g.Expect(scaled.At.Equal(scaledAt.Time)).To(BeTrue())
+	g.Expect(scaled.Relation).To(Equal(whatchanged.RelationWorkload))
+	cordoned, ok := summaries["Node cordoned"]
+	g.Expect(ok).To(BeTrue(), "%v", summaries)
+	g.Expect(cordoned.At.Equal(cordonedAt.Time)).To(BeTrue())
+	g.Expect(cordoned.Relation).To(Equal(whatchanged.RelationWorkload), "a pod of the workload runs on the node")
+	g.Expect(summaries).To(HaveKey("Node joined the cluster"))
+}
+
+func TestCordonTime(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC))
+	later := metav1.NewTime(at.Add(time.Minute))
+	for _, tc := range []struct {
+		name        string
+		node        corev1.Node
+		wantAt      time.Time
+		wantManager string
+	}{
+		{name: "not cordoned", node: corev1.Node{}},
+		{name: "managedFields name the manager that set unschedulable", node: corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "kubelet", Time: &later, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+				{Manager: "kubectl-cordon", Time: &at, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:unschedulable":{}}}`)}},
+			}},
+			Spec: corev1.NodeSpec{Unschedulable: true}},
+			wantAt: at.Time, wantManager: "kubectl-cordon"},
+		{name: "the unschedulable taint dates it when managedFields do not", node: corev1.Node{
+			Spec: corev1.NodeSpec{Unschedulable: true, Taints: []corev1.Taint{{Key: unschedulableTaint, TimeAdded: &later}}}},
+			wantAt: later.Time},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, manager := cordonTime(tc.node)
+			g.Expect(got.Equal(tc.wantAt)).To(BeTrue(), "%s", got)
+			g.Expect(manager).To(Equal(tc.wantManager))
+		})
+	}
 }

@@ -18,7 +18,9 @@ limitations under the License.
 // clusters without GitOps and for changes made by hand: Deployment rollouts
 // from ReplicaSet history, StatefulSet and DaemonSet rollouts from
 // ControllerRevisions (each with a pod-template diff), and edits to the
-// ConfigMaps and Secrets a workload consumes. It only reads, it reads Secrets
+// ConfigMaps and Secrets a workload consumes, HorizontalPodAutoscaler scales
+// and spec edits, and nodes that joined, were cordoned or went NotReady. It
+// only reads, it reads Secrets
 // as metadata only, and it must never show a Secret's value.
 package kube
 
