@@ -73,14 +73,16 @@ func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatcha
 	if err := c.Client.List(ctx, &hrs); err != nil && !apimeta.IsNoMatchError(err) {
 		errs = append(errs, fmt.Errorf("list HelmReleases: %w", err))
 	}
+	var releases []whatchanged.Change
 	for i := range hrs.Items {
 		for _, ch := range HelmReleaseChanges(&hrs.Items[i]) {
 			if !ch.At.Before(q.From) && !ch.At.After(q.To) {
-				changes = append(changes, ch)
+				releases = append(releases, ch)
 			}
 		}
 	}
-	return changes, errors.Join(errs...)
+	LinkHelmReleases(releases, changes)
+	return append(changes, releases...), errors.Join(errs...)
 }
 
 // Transition is one move of a Kustomization from a revision to another.
@@ -349,6 +351,41 @@ func HelmReleaseChanges(hr *helmv2.HelmRelease) []whatchanged.Change {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// helmLinkWindow is how long after a Kustomization applied a HelmRelease's
+// manifest the release may follow and still be attributed to that commit.
+const helmLinkWindow = 30 * time.Minute
+
+// LinkHelmReleases notes on each HelmRelease change the Kustomization change
+// whose diff rewrote the HelmRelease manifest shortly before: that commit is
+// where its chart version or values were changed, and its diff is on that
+// Change.
+func LinkHelmReleases(releases, kustomizations []whatchanged.Change) {
+	for i := range releases {
+		hr := releases[i].Object
+		var best *whatchanged.Change
+		for j := range kustomizations {
+			ks := &kustomizations[j]
+			if ks.At.After(releases[i].At) || releases[i].At.Sub(ks.At) > helmLinkWindow {
+				continue
+			}
+			for _, o := range ks.Objects {
+				if o.Same(hr) && (best == nil || ks.At.After(best.At)) {
+					best = ks
+				}
+			}
+		}
+		if best == nil {
+			continue
+		}
+		link := fmt.Sprintf("manifest changed by %s at %s", best.Object, best.ToRevision)
+		if len(best.Files) > 0 {
+			link += " (" + strings.Join(best.Files, ", ") + ")"
+		}
+		releases[i].Note = strings.TrimPrefix(releases[i].Note+"; "+link, "; ")
+		releases[i].Files = best.Files
+	}
 }
 
 func shortDigest(d string) string {

@@ -145,3 +145,21 @@ func TestHelmReleaseChanges(t *testing.T) {
 	inc := whatchanged.Incident{Namespace: "shop", Kind: "Deployment", Name: "podinfo", Start: ts("2026-11-30T02:00:00Z")}
 	g.Expect(whatchanged.Relate(changes[1], inc)).To(Equal(whatchanged.RelationNamespace))
 }
+
+func TestLinkHelmReleasesToTheCommitThatChangedThem(t *testing.T) {
+	g := NewWithT(t)
+	releases := HelmReleaseChanges(load[helmv2.HelmRelease](t, "helmrelease-history.yaml"))
+	hr := whatchanged.ObjectRef{Kind: "HelmRelease", Namespace: "flux-system", Name: "podinfo"}
+	ks := []whatchanged.Change{
+		{Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}, ToRevision: rev2,
+			At: ts("2026-11-30T01:45:00Z"), Objects: []whatchanged.ObjectRef{hr}, Files: []string{"apps/podinfo/release.yaml"}},
+		{Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "other"}, ToRevision: rev3,
+			At: ts("2026-11-30T01:48:00Z"), Objects: []whatchanged.ObjectRef{{Kind: "HelmRelease", Namespace: "flux-system", Name: "else"}}},
+		{Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "late"}, ToRevision: rev1,
+			At: ts("2026-11-30T01:55:00Z"), Objects: []whatchanged.ObjectRef{hr}},
+	}
+	LinkHelmReleases(releases, ks)
+	g.Expect(releases[0].Note).To(BeEmpty(), "the 01:00 release has no Kustomization change shortly before it")
+	g.Expect(releases[1].Note).To(Equal("release status: failed; manifest changed by Kustomization/flux-system/apps at " + rev2 + " (apps/podinfo/release.yaml)"))
+	g.Expect(releases[1].Files).To(Equal([]string{"apps/podinfo/release.yaml"}))
+}
