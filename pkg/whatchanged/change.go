@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
 
 // Source names the system a Change was observed in.
@@ -190,6 +192,28 @@ func (i Incident) Validate() error {
 		return fmt.Errorf("incident namespace: must be set when no workload is given")
 	}
 	return nil
+}
+
+// FromIncident builds the timeline's Incident from a RunLore Incident: its
+// workload and its startsAt, or its creation time when the source gave no
+// start. A cloud workload (no namespace) keeps its bare id as Name.
+func FromIncident(in *runlorev1.Incident) Incident {
+	out := Incident{Start: in.CreationTimestamp.Time}
+	if in.Spec.StartsAt != nil && !in.Spec.StartsAt.IsZero() {
+		out.Start = in.Spec.StartsAt.Time
+	}
+	if w := in.Spec.Workload; w != nil {
+		out.Namespace, out.Kind, out.Name = w.Namespace, w.Kind, w.Name
+		if out.Kind == "" && out.Name != "" {
+			// A workload named without its kind still scopes the namespace;
+			// the name alone cannot be matched against objects.
+			out.Name = ""
+		}
+	}
+	if out.Namespace == "" && out.Kind == "" {
+		out.Namespace = in.Namespace
+	}
+	return out
 }
 
 // ParseWorkload parses "kind/name" (as typed on the command line).

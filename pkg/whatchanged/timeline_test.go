@@ -23,6 +23,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
 
 type staticCollector struct {
@@ -143,5 +146,38 @@ func TestParseWorkload(t *testing.T) {
 	for _, bad := range []string{"api", "/api", "deployment/", "a/b/c"} {
 		_, _, err := ParseWorkload(bad)
 		g.Expect(err).To(MatchError(ContainSubstring("want kind/name")), bad)
+	}
+}
+
+func TestFromIncident(t *testing.T) {
+	created := metav1.NewTime(start.Add(time.Minute))
+	began := metav1.NewTime(start)
+	for _, tc := range []struct {
+		name string
+		in   runlorev1.Incident
+		want Incident
+	}{
+		{name: "workload and start", in: runlorev1.Incident{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "runlore", CreationTimestamp: created},
+			Spec:       runlorev1.IncidentSpec{StartsAt: &began, Workload: &runlorev1.Workload{Namespace: "shop", Kind: "Deployment", Name: "api"}}},
+			want: Incident{Namespace: "shop", Kind: "Deployment", Name: "api", Start: start}},
+		{name: "no start falls back to creation; no workload falls back to the Incident's namespace", in: runlorev1.Incident{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", CreationTimestamp: created}},
+			want: Incident{Namespace: "shop", Start: created.Time}},
+		{name: "a name without a kind only scopes the namespace", in: runlorev1.Incident{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "runlore", CreationTimestamp: created},
+			Spec:       runlorev1.IncidentSpec{StartsAt: &began, Workload: &runlorev1.Workload{Namespace: "shop", Name: "api"}}},
+			want: Incident{Namespace: "shop", Start: start}},
+		{name: "a cloud resource", in: runlorev1.Incident{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "runlore", CreationTimestamp: created},
+			Spec:       runlorev1.IncidentSpec{StartsAt: &began, Workload: &runlorev1.Workload{Kind: "rds:db", Name: "orders-db"}}},
+			want: Incident{Kind: "rds:db", Name: "orders-db", Start: start}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got := FromIncident(&tc.in)
+			g.Expect(got).To(Equal(tc.want))
+			g.Expect(got.Validate()).To(Succeed())
+		})
 	}
 }
