@@ -84,7 +84,11 @@ func (c *Cache) Mirror(url string, auth transport.AuthMethod) (*Mirror, error) {
 	repo, err := git.PlainOpen(path)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		repo, err = git.PlainInit(path, true)
-		if err == nil {
+	}
+	if err == nil {
+		// A mirror left half-initialized by an interrupted process has no
+		// remote yet; give it one rather than failing every fetch.
+		if _, rerr := repo.Remote("origin"); errors.Is(rerr, git.ErrRemoteNotFound) {
 			_, err = repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}, Fetch: fetchRefSpecs})
 		}
 	}

@@ -170,3 +170,21 @@ func TestRedactURL(t *testing.T) {
 	g.Expect(err.Error()).NotTo(ContainSubstring("tok3n"))
 	g.Expect(m.URL()).NotTo(ContainSubstring("tok3n"))
 }
+
+func TestMirrorRecoversFromAnInterruptedInit(t *testing.T) {
+	g := NewWithT(t)
+	h := newHistory(t)
+	dir := t.TempDir()
+	cache, err := NewCache(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	m, err := cache.Mirror(h.url, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(m.repo.DeleteRemote("origin")).To(Succeed(), "simulate a crash between init and remote creation")
+
+	again, err := NewCache(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	m2, err := again.Mirror(h.url, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = m2.Diff(context.Background(), h.c1, h.c2, "apps", Limits{})
+	g.Expect(err).NotTo(HaveOccurred())
+}
