@@ -49,7 +49,7 @@ var sectionAliases = map[string]SectionName{
 	"symptom": SectionSymptom, "symptoms": SectionSymptom,
 	"investigate": SectionInvestigate, "investigation": SectionInvestigate, "diagnosis": SectionInvestigate,
 	"how to investigate": SectionInvestigate,
-	"cause": SectionCause, "causes": SectionCause, "root cause": SectionCause, "root causes": SectionCause,
+	"cause":              SectionCause, "causes": SectionCause, "root cause": SectionCause, "root causes": SectionCause,
 	"resolution": SectionResolution, "fix": SectionResolution, "remediation": SectionResolution,
 	"mitigation": SectionResolution,
 	"unresolved": SectionUnresolved, "open questions": SectionUnresolved,
