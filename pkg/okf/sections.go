@@ -46,13 +46,22 @@ type Section struct {
 }
 
 var sectionAliases = map[string]SectionName{
-	"symptom": SectionSymptom, "symptoms": SectionSymptom,
-	"investigate": SectionInvestigate, "investigation": SectionInvestigate, "diagnosis": SectionInvestigate,
+	"symptom":            SectionSymptom,
+	"symptoms":           SectionSymptom,
+	"investigate":        SectionInvestigate,
+	"investigation":      SectionInvestigate,
+	"diagnosis":          SectionInvestigate,
 	"how to investigate": SectionInvestigate,
-	"cause":              SectionCause, "causes": SectionCause, "root cause": SectionCause, "root causes": SectionCause,
-	"resolution": SectionResolution, "fix": SectionResolution, "remediation": SectionResolution,
-	"mitigation": SectionResolution,
-	"unresolved": SectionUnresolved, "open questions": SectionUnresolved,
+	"cause":              SectionCause,
+	"causes":             SectionCause,
+	"root cause":         SectionCause,
+	"root causes":        SectionCause,
+	"resolution":         SectionResolution,
+	"fix":                SectionResolution,
+	"remediation":        SectionResolution,
+	"mitigation":         SectionResolution,
+	"unresolved":         SectionUnresolved,
+	"open questions":     SectionUnresolved,
 }
 
 var atxHeading = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
