@@ -1,3 +1,5 @@
+//go:build ignore
+
 /*
 Copyright 2026 The RunLore Authors.
 
@@ -13,8 +15,6 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-
-//go:build ignore
 
 // gencorpus writes corpus.jsonl, the labelled redaction corpus: secrets in
 // the contexts they leak through (logs, env dumps, manifests, diffs, curl
@@ -93,12 +93,16 @@ func main() {
 	add := func(kind, text, secret string) { cases = append(cases, Case{Kind: kind, Text: text, Secret: secret}) }
 
 	byShape := map[string]func() string{
-		"jwt":            jwt,
-		"github-pat":     func() string { return "ghp_" + pick(alnum, 36) },
-		"github-fine":    func() string { return "github_pat_11" + pick(upper, 20) + "_" + pick(alnum, 59) },
-		"github-oauth":   func() string { return "gho_" + pick(alnum, 36) },
-		"slack-bot":      func() string { return "xoxb-" + pick("0123456789", 12) + "-" + pick("0123456789", 13) + "-" + pick(alnum, 24) },
-		"slack-user":     func() string { return "xoxp-" + pick("0123456789", 12) + "-" + pick("0123456789", 12) + "-" + pick(alnum, 32) },
+		"jwt":          jwt,
+		"github-pat":   func() string { return "ghp_" + pick(alnum, 36) },
+		"github-fine":  func() string { return "github_pat_11" + pick(upper, 20) + "_" + pick(alnum, 59) },
+		"github-oauth": func() string { return "gho_" + pick(alnum, 36) },
+		"slack-bot": func() string {
+			return "xoxb-" + pick("0123456789", 12) + "-" + pick("0123456789", 13) + "-" + pick(alnum, 24)
+		},
+		"slack-user": func() string {
+			return "xoxp-" + pick("0123456789", 12) + "-" + pick("0123456789", 12) + "-" + pick(alnum, 32)
+		},
 		"aws-access-key": func() string { return "AKIA" + pick(upper, 16) },
 		"aws-sts-key":    func() string { return "ASIA" + pick(upper, 16) },
 		"google-api-key": func() string { return "AIza" + pick(b64url, 35) },
@@ -171,10 +175,16 @@ func main() {
 		func() string { return "image: ghcr.io/acme/" + pick("abcdefgh", 5) + "@sha256:" + pick(hexdig, 64) },
 		func() string { return "commit " + pick(hexdig, 40) + " by alice" },
 		func() string { return "trace_id=" + pick(hexdig, 32) + " span_id=" + pick(hexdig, 16) },
-		func() string { return "https://" + pick("abcdefgh", 5) + "@github.com/acme/" + pick("abcdefgh", 5) + ".git" },
-		func() string { return "uid: " + pick(hexdig, 8) + "-" + pick(hexdig, 4) + "-" + pick(hexdig, 4) + "-" + pick(hexdig, 4) + "-" + pick(hexdig, 12) },
+		func() string {
+			return "https://" + pick("abcdefgh", 5) + "@github.com/acme/" + pick("abcdefgh", 5) + ".git"
+		},
+		func() string {
+			return "uid: " + pick(hexdig, 8) + "-" + pick(hexdig, 4) + "-" + pick(hexdig, 4) + "-" + pick(hexdig, 4) + "-" + pick(hexdig, 12)
+		},
 		func() string { return "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n  CACHE: " + pick(alnum, 10) + "\n" },
-		func() string { return "the token for " + pick("abcdefgh", 6) + " expired at 10:0" + fmt.Sprint(rng.IntN(10)) },
+		func() string {
+			return "the token for " + pick("abcdefgh", 6) + " expired at 10:0" + fmt.Sprint(rng.IntN(10))
+		},
 		func() string { return "passwordPolicy: " + []string{"strict", "lenient", "default"}[rng.IntN(3)] },
 		func() string {
 			return "valueFrom:\n  secretKeyRef:\n    name: " + pick("abcdefgh", 6) + "\n    key: password"
@@ -182,10 +192,14 @@ func main() {
 		func() string { return "Authorization header missing on request " + pick(hexdig, 8) },
 		func() string { return "api_key: \"\"" },
 		func() string { return "ghp_" + pick(alnum, 8) + " is too short to be a token" },
-		func() string { return "request_id=" + pick(alnum, 20) + " status=200 bytes=" + fmt.Sprint(rng.IntN(10000)) },
+		func() string {
+			return "request_id=" + pick(alnum, 20) + " status=200 bytes=" + fmt.Sprint(rng.IntN(10000))
+		},
 		func() string { return "tokenSecretRef: " + pick("abcdefgh", 8) },
 		func() string { return "checksum/config: " + pick(hexdig, 64) },
-		func() string { return "Using AKIA-prefixed keys is discouraged; rotate every " + fmt.Sprint(rng.IntN(90)) + " days" },
+		func() string {
+			return "Using AKIA-prefixed keys is discouraged; rotate every " + fmt.Sprint(rng.IntN(90)) + " days"
+		},
 	}
 	for i := 0; i < 210; i++ {
 		add("clean", clean[i%len(clean)](), "")
