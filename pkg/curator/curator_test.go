@@ -439,3 +439,32 @@ func BenchmarkDecide(b *testing.B) {
 		}
 	}
 }
+
+func TestCatalog(t *testing.T) {
+	g := NewWithT(t)
+	entry := func(name string, src runlorev1.EntrySource, fp string, phase runlorev1.KnowledgeEntryPhase) runlorev1.KnowledgeEntry {
+		return runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:   runlorev1.KnowledgeEntrySpec{Source: src, Fingerprint: fp, Path: "incidents/" + name + ".md"},
+			Status: runlorev1.KnowledgeEntryStatus{Phase: phase, PullRequest: "pr-" + name}}
+	}
+	merged, open := Catalog([]runlorev1.KnowledgeEntry{
+		entry("mirror", runlorev1.EntryFromCatalog, "f1", runlorev1.EntryPhaseActive),
+		entry("nofp", runlorev1.EntryFromCatalog, "", runlorev1.EntryPhaseActive),
+		entry("merged-draft", runlorev1.EntryDraft, "f2", runlorev1.EntryPhaseMerged),
+		entry("new", runlorev1.EntryDraft, "f3", ""),
+		entry("drafted", runlorev1.EntryDraft, "f4", runlorev1.EntryPhaseDrafted),
+		entry("proposed", runlorev1.EntryDraft, "f5", runlorev1.EntryPhaseProposed),
+		entry("rejected", runlorev1.EntryDraft, "f6", runlorev1.EntryPhaseRejected),
+	})
+	g.Expect(merged).To(Equal(map[string]string{"f1": "incidents/mirror.md", "f2": "incidents/merged-draft.md"}))
+	g.Expect(open).To(Equal([]OpenDraft{
+		{Entry: "new", Fingerprint: "f3", PullRequest: "pr-new"},
+		{Entry: "drafted", Fingerprint: "f4", PullRequest: "pr-drafted"},
+		{Entry: "proposed", Fingerprint: "f5", PullRequest: "pr-proposed"},
+	}))
+
+	fp := DupFingerprint("a/b", "k", "")
+	g.Expect(DraftName(fp)).To(Equal("draft-" + fp[:16]))
+	g.Expect(DraftName(fp)).To(Equal(DraftName(DupFingerprint("a/b", "k", "other prose"))))
+	g.Expect(PRTitle(&Draft{Title: "x"})).To(Equal("KB: x"))
+}

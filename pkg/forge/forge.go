@@ -421,3 +421,16 @@ func PullNumber(prURL string) (int, error) {
 	}
 	return n, nil
 }
+
+// Phase is the draft KnowledgeEntry phase a pull request state implies:
+// open → Proposed, merged → Merged, closed unmerged → Rejected.
+func Phase(s State) runlorev1.KnowledgeEntryPhase {
+	switch s {
+	case StateMerged:
+		return runlorev1.EntryPhaseMerged
+	case StateClosedUnmerged:
+		return runlorev1.EntryPhaseRejected
+	default:
+		return runlorev1.EntryPhaseProposed
+	}
+}

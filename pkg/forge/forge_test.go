@@ -520,3 +520,10 @@ func BenchmarkAppJWT(b *testing.B) {
 		}
 	}
 }
+
+func TestPhase(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Phase(StateOpen)).To(Equal(runlorev1.EntryPhaseProposed))
+	g.Expect(Phase(StateMerged)).To(Equal(runlorev1.EntryPhaseMerged))
+	g.Expect(Phase(StateClosedUnmerged)).To(Equal(runlorev1.EntryPhaseRejected))
+}
