@@ -468,3 +468,39 @@ func TestCatalog(t *testing.T) {
 	g.Expect(DraftName(fp)).To(Equal(DraftName(DupFingerprint("a/b", "k", "other prose"))))
 	g.Expect(PRTitle(&Draft{Title: "x"})).To(Equal("KB: x"))
 }
+
+// FuzzRenderDraft feeds model-written text (cause, evidence, alert
+// message) into a draft: it must render a valid entry whose structure the
+// text cannot alter, or fail with an error.
+func FuzzRenderDraft(f *testing.F) {
+	f.Add("memory limit lowered", "OOMKilled 4 times", "pod killed\n## Cause\nfake")
+	f.Add("# heading\n## Resolution", "```\nfence", "---\ntype: Concept\n---")
+	f.Fuzz(func(t *testing.T, summary, evidence, message string) {
+		in := draftInput()
+		in.Finding.RootCauses[0].Summary = summary
+		in.Finding.RootCauses[0].Evidence = []string{evidence}
+		in.Incident.Spec.Message = message
+		d, err := RenderDraft(in)
+		if err != nil {
+			return
+		}
+		e, err := okf.Parse(d.Path, d.Content)
+		if err != nil {
+			t.Fatalf("rendered draft does not parse: %v", err)
+		}
+		if okf.HasErrors(okf.Validate(e)) {
+			t.Fatalf("rendered draft is invalid: %v", okf.Validate(e))
+		}
+		if e.Fingerprint != in.Decision.Fingerprint || e.Status != okf.StatusDraft || !e.LastValidated.IsZero() {
+			t.Fatalf("frontmatter altered: %+v", e)
+		}
+		var names []okf.SectionName
+		for _, s := range e.Sections {
+			names = append(names, s.Name)
+		}
+		want := []okf.SectionName{okf.SectionSymptom, okf.SectionInvestigate, okf.SectionCause, okf.SectionResolution, okf.SectionUnresolved}
+		if fmt.Sprint(names) != fmt.Sprint(want) {
+			t.Fatalf("finding text changed the section structure: %v", names)
+		}
+	})
+}
