@@ -63,6 +63,9 @@ type Signal struct {
 	NameHint string
 	// Observation is the report's firing or resolve.
 	Observation trigger.Observation
+	// ObjectLabels are set on the Incident's metadata when it is created,
+	// so its source can find it again (the GitOps watcher's object key).
+	ObjectLabels map[string]string
 }
 
 // Outcome says what Record did.
@@ -130,7 +133,7 @@ func (r *Recorder) apply(ctx context.Context, key types.NamespacedName, sig Sign
 	switch {
 	case apierrors.IsNotFound(err):
 		inc = runlorev1.Incident{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: sig.ObjectLabels},
 			Spec:       sig.Spec,
 		}
 		if err := r.Client.Create(ctx, &inc); err != nil {
@@ -179,6 +182,12 @@ func mergeSpec(old *runlorev1.IncidentSpec, latest runlorev1.IncidentSpec, firin
 		spec.EndsAt = nil
 	}
 	return spec
+}
+
+// Placement is the namespace an Incident about w is written to: w's
+// namespace when that namespace is allowed and exists, else the operator's.
+func (r *Recorder) Placement(ctx context.Context, w *runlorev1.Workload) (string, error) {
+	return r.placement(ctx, w)
 }
 
 // placement is the namespace an Incident is written to: its workload's when

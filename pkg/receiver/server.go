@@ -28,6 +28,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;update
+// +kubebuilder:rbac:groups=runlore.io,resources=triggerpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
+
 // Options configure the receiver.
 type Options struct {
 	// Client writes Incidents and reads TriggerPolicies and Namespaces (the
