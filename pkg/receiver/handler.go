@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -62,6 +63,7 @@ type Handler struct {
 	maxBody           int64
 	limiter           *sourceLimiter
 	environmentLabels []string
+	concurrency       int
 	owners            client.Reader
 	log               logr.Logger
 }
@@ -121,14 +123,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
+	outcomes, err := h.recordAll(req.Context(), signals)
+	if err != nil {
+		h.log.Error(err, "record alerts", "groupKey", msg.GroupKey)
+		refuse(w, http.StatusInternalServerError, "internal: could not record the alerts; retry")
+		return
+	}
 	resp := Response{Alerts: len(signals)}
-	for _, sig := range signals {
-		out, err := h.record(req.Context(), sig)
-		if err != nil {
-			h.log.Error(err, "record alert", "fingerprint", sig.Spec.Fingerprint, "alertname", sig.Spec.AlertName)
-			refuse(w, http.StatusInternalServerError, "internal: could not record the alerts; retry")
-			return
-		}
+	for _, out := range outcomes {
 		switch {
 		case out.Dropped:
 			resp.Dropped++
@@ -145,6 +147,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// recordAll records the signals with up to h.concurrency writes in flight:
+// a storm's group of alerts is bound by API server latency, not CPU. Alerts
+// of one payload that share a fingerprint are serialised by the Recorder's
+// conflict retries. The first error wins; the rest finish first.
+func (h *Handler) recordAll(ctx context.Context, signals []Signal) ([]Outcome, error) {
+	outcomes := make([]Outcome, len(signals))
+	errs := make([]error, len(signals))
+	workers := min(max(h.concurrency, 1), len(signals))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				outcomes[i], errs[i] = h.record(ctx, signals[i])
+			}
+		}()
+	}
+	for i := range signals {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return outcomes, errors.Join(errs...)
 }
 
 // signals builds every alert's Signal before anything is written, so a bad

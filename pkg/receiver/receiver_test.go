@@ -19,6 +19,7 @@ package receiver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -333,24 +334,35 @@ func TestConfirmOwners(t *testing.T) {
 }
 
 func TestConcurrentResendsMakeOneIncident(t *testing.T) {
-	g := NewWithT(t)
-	srv, _ := newReceiver(t, func(o *Options) { o.RatePerSecond = -1 })
-	appNS := newNamespace(t, "app")
-	body := alertBody("firing", alertJSON("firing", `"alertname":"KubePodCrashLooping","namespace":"`+appNS+`","pod":"api-7d9f8b6c5-x2x9p"`, "2026-11-30T02:00:00Z", ""))
-	var wg sync.WaitGroup
-	codes := make([]int, 8)
-	for i := range codes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			codes[i] = post(srv.Handler(), testToken, body).Code
-		}()
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cached client %v", cached), func(t *testing.T) {
+			g := NewWithT(t)
+			srv, _ := newReceiver(t, func(o *Options) {
+				o.RatePerSecond = -1
+				if cached {
+					// The manager's cache lags writes; conflicts re-read through the API reader.
+					o.Client, o.APIReader = managerClients(t)
+				}
+			})
+			appNS := newNamespace(t, "app")
+			body := alertBody("firing", alertJSON("firing", `"alertname":"KubePodCrashLooping","namespace":"`+appNS+`","pod":"api-7d9f8b6c5-x2x9p"`, "2026-11-30T02:00:00Z", ""))
+			var wg sync.WaitGroup
+			codes := make([]int, 8)
+			for i := range codes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					codes[i] = post(srv.Handler(), testToken, body).Code
+				}()
+			}
+			wg.Wait()
+			g.Expect(codes).To(HaveEach(http.StatusOK))
+			list := incidents(t, appNS)
+			g.Expect(list).To(HaveLen(1))
+			g.Expect(list[0].Status.Occurrences).To(BeEquivalentTo(1))
+			g.Expect(list[0].Status.Phase).To(Equal(runlorev1.IncidentPending))
+		})
 	}
-	wg.Wait()
-	g.Expect(codes).To(HaveEach(http.StatusOK))
-	list := incidents(t, appNS)
-	g.Expect(list).To(HaveLen(1))
-	g.Expect(list[0].Status.Occurrences).To(BeEquivalentTo(1))
 }
 
 func TestTokenFromSecretAndServerLifecycle(t *testing.T) {

@@ -43,6 +43,10 @@ import (
 type Recorder struct {
 	// Client reads TriggerPolicies and Namespaces and writes Incidents.
 	Client client.Client
+	// APIReader, when set, is an uncached reader used to re-read an
+	// Incident after a write conflict, since a cache may still hold the
+	// version that lost. Nil means Client.
+	APIReader client.Reader
 	// Namespace is the operator's namespace: where an Incident lives when
 	// its workload's namespace is absent, missing or not allowed, and where
 	// cluster-wide TriggerPolicies live.
@@ -118,8 +122,12 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 		}
 	}
 
+	reader := client.Reader(r.Client)
 	for attempt := 0; ; attempt++ {
-		err = r.apply(ctx, key, sig, policy, why, &out)
+		err = r.apply(ctx, reader, key, sig, policy, why, &out)
+		if r.APIReader != nil {
+			reader = r.APIReader
+		}
 		if err == nil || attempt+1 == maxAttempts || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
 			return out, err
 		}
@@ -127,9 +135,9 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 }
 
 // apply is one read-modify-write of the Incident.
-func (r *Recorder) apply(ctx context.Context, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, ignored string, out *Outcome) error {
+func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, ignored string, out *Outcome) error {
 	var inc runlorev1.Incident
-	err := r.Client.Get(ctx, key, &inc)
+	err := reader.Get(ctx, key, &inc)
 	switch {
 	case apierrors.IsNotFound(err):
 		inc = runlorev1.Incident{

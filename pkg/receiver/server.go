@@ -42,9 +42,9 @@ type Options struct {
 	// Client writes Incidents and reads TriggerPolicies and Namespaces (the
 	// manager's client).
 	Client client.Client
-	// APIReader is an uncached reader for the token Secret and, with
-	// ConfirmOwners, live pods and their owners (mgr.GetAPIReader()). Nil
-	// means Client.
+	// APIReader is an uncached reader (mgr.GetAPIReader()) for the token
+	// Secret, for re-reading an Incident after a write conflict and, with
+	// ConfirmOwners, for live pods and their owners. Nil means Client.
 	APIReader client.Reader
 	// Namespace is the operator's namespace. Required.
 	Namespace string
@@ -82,11 +82,18 @@ type Options struct {
 	RatePerSecond float64
 	RateBurst     int
 
+	// Concurrency bounds the Incident writes of one request in flight;
+	// defaults to DefaultConcurrency.
+	Concurrency int
+
 	// Logger defaults to a discarding logger.
 	Logger logr.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultConcurrency is how many alerts of one request are written at once.
+const DefaultConcurrency = 8
 
 // DefaultBindAddress is where `lore serve` listens for webhooks.
 const DefaultBindAddress = ":9444"
@@ -152,14 +159,17 @@ func New(o Options) (*Server, error) {
 	if o.RateBurst <= 0 {
 		o.RateBurst = DefaultRateBurst
 	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
-	rec := &Recorder{Client: o.Client, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
+	rec := &Recorder{Client: o.Client, APIReader: o.APIReader, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
 	h := &Handler{
 		record: rec.Record, token: tok, insecure: o.Insecure && sources == 0, maxBody: o.MaxBodyBytes,
 		limiter: newSourceLimiter(o.RatePerSecond, o.RateBurst), environmentLabels: o.EnvironmentLabels,
-		log: o.Logger,
+		concurrency: o.Concurrency, log: o.Logger,
 	}
 	if o.ConfirmOwners {
 		h.owners = o.APIReader

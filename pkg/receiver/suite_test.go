@@ -29,8 +29,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/test/testenv"
@@ -43,6 +48,7 @@ var (
 	envErr  error
 	env     *envtest.Environment
 	k8s     client.Client
+	restCfg *rest.Config
 )
 
 // cluster returns a client of the shared real API server.
@@ -59,6 +65,7 @@ func cluster(t testing.TB) client.Client {
 			return
 		}
 		cfg.QPS, cfg.Burst = 500, 1000
+		restCfg = cfg
 		k8s, envErr = client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	})
 	if envErr != nil {
@@ -139,4 +146,28 @@ func newRecorder(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// managerClients starts a manager, as `lore serve` does, and returns its
+// cached client and uncached reader; it stops when the test ends.
+func managerClients(t testing.TB) (client.Client, client.Reader) {
+	t.Helper()
+	cluster(t)
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                 testenv.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	return mgr.GetClient(), mgr.GetAPIReader()
 }
