@@ -111,6 +111,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if msg.TruncatedAlerts > 0 {
+		// The sender's max_alerts cut the group; those alerts never reach us.
+		h.log.Info("alertmanager truncated the payload; raise the webhook's max_alerts",
+			"groupKey", msg.GroupKey, "truncatedAlerts", msg.TruncatedAlerts)
+	}
 	signals, err := h.signals(req.Context(), msg)
 	if err != nil {
 		var fe *FieldError
