@@ -28,11 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// The token Secret is read by name only; the chart grants get on that one
+// Secret, so no cluster-wide secrets rule is declared here.
+//
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;update
 // +kubebuilder:rbac:groups=runlore.io,resources=triggerpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
