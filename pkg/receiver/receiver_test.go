@@ -198,6 +198,16 @@ func TestResolveBeforeFire(t *testing.T) {
 	g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", time.Date(2026, 11, 30, 2, 3, 0, 0, time.UTC)))
 	g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1))
 	g.Expect(*inc.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: appNS, Kind: "Job", Name: "migrate"}))
+
+	// A resolve without endsAt still says so in spec.endsAt, which the
+	// Incident reconciler reads.
+	labels = `"alertname":"KubeJobFailed","namespace":"` + appNS + `","job_name":"seed","severity":"warning"`
+	g.Expect(post(srv.Handler(), testToken, alertBody("firing", alertJSON("firing", labels, "2026-11-30T02:00:00Z", "")))).To(HaveHTTPStatus(http.StatusOK))
+	g.Expect(post(srv.Handler(), testToken, alertBody("resolved", alertJSON("resolved", labels, "2026-11-30T02:00:00Z", "")))).To(HaveHTTPStatus(http.StatusOK))
+	for _, inc := range incidents(t, appNS) {
+		g.Expect(inc.Spec.EndsAt).NotTo(BeNil(), inc.Name)
+		g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", inc.Spec.EndsAt.Time))
+	}
 }
 
 func TestPlacement(t *testing.T) {

@@ -97,6 +97,15 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 	if sig.Observation.ReceivedAt.IsZero() {
 		sig.Observation.ReceivedAt = now()
 	}
+	if !sig.Observation.Firing && sig.Spec.EndsAt == nil {
+		// spec.endsAt is what says "resolved" to every reader of the
+		// Incident; a sender that omits it resolved the alert on arrival.
+		end := sig.Observation.EndsAt
+		if end.IsZero() {
+			end = sig.Observation.ReceivedAt
+		}
+		sig.Spec.EndsAt = &metav1.Time{Time: end.UTC().Truncate(time.Second)}
+	}
 	ns, err := r.placement(ctx, sig.Spec.Workload)
 	if err != nil {
 		return Outcome{}, err
