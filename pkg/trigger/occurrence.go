@@ -84,8 +84,10 @@ func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Dur
 		last = st.LastFiredAt.Time
 	}
 	fresh := st.Occurrences == 0
-	// newer: the report is about an occurrence after the latest one.
-	newer := !fresh && (!known && resolved || known && start.After(last))
+	// newer: the report is about an occurrence after the latest one. A
+	// firing without a start time after a resolve is taken as newer; a
+	// resolve without one never is, so a re-sent resolve counts nothing.
+	newer := !fresh && known && start.After(last)
 
 	if obs.Firing {
 		switch {
@@ -96,7 +98,7 @@ func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Dur
 			st.ResolvedAt = nil
 			setFiring(st, recv)
 			return FirstFiring
-		case resolved && newer:
+		case resolved && (newer || !known):
 			beginOccurrence(st, start, last, dedupWindow)
 			setFiring(st, recv)
 			return NewOccurrence

@@ -17,6 +17,7 @@ limitations under the License.
 package trigger
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -151,6 +152,10 @@ func TestObserve(t *testing.T) {
 			[]want{{FirstFiring, 1, 0, nil, runlorev1.IncidentPending}, {StillFiring, 1, 0, nil, runlorev1.IncidentPending}}},
 		{"repeated resolve is stale", []Observation{firing(0, 0), resolved(0, time.Minute, time.Minute), resolved(0, time.Minute, 5*time.Minute)},
 			[]want{{FirstFiring, 1, 0, nil, runlorev1.IncidentPending}, {ResolvedNow, 1, 0, d(time.Minute), runlorev1.IncidentResolved}, {Stale, 1, 0, d(time.Minute), runlorev1.IncidentResolved}}},
+		{"a re-sent resolve without startsAt is stale", []Observation{firing(0, 0), {ReceivedAt: t0.Add(time.Minute)}, {ReceivedAt: t0.Add(2 * time.Minute)}},
+			[]want{{FirstFiring, 1, 0, nil, runlorev1.IncidentPending}, {ResolvedNow, 1, 0, d(time.Minute), runlorev1.IncidentResolved}, {Stale, 1, 0, d(time.Minute), runlorev1.IncidentResolved}}},
+		{"a firing without startsAt after a resolve is a new occurrence", []Observation{firing(0, 0), {ReceivedAt: t0.Add(time.Minute)}, {Firing: true, ReceivedAt: t0.Add(time.Hour)}},
+			[]want{{FirstFiring, 1, 0, nil, runlorev1.IncidentPending}, {ResolvedNow, 1, 0, d(time.Minute), runlorev1.IncidentResolved}, {NewOccurrence, 2, time.Hour, nil, runlorev1.IncidentPending}}},
 		{"resolve without endsAt uses receive time", []Observation{firing(0, 0), {ReceivedAt: t0.Add(3 * time.Minute)}},
 			[]want{{FirstFiring, 1, 0, nil, runlorev1.IncidentPending}, {ResolvedNow, 1, 0, d(3 * time.Minute), runlorev1.IncidentResolved}}},
 	} {
@@ -321,4 +326,41 @@ func TestCoalesce(t *testing.T) {
 		}
 	}
 	g.Expect(leaders).To(Equal(1))
+}
+
+// BenchmarkCoalesce is one storm member's decision among 500 Incidents of a
+// namespace, 50 of them about the same workload.
+func BenchmarkCoalesce(b *testing.B) {
+	siblings := make([]runlorev1.Incident, 500)
+	for i := range siblings {
+		inc := incident(fmt.Sprintf("inc-%03d", i), "KubePodNotReady", "warning", nil)
+		if i%10 != 0 {
+			inc.Spec.Workload = &runlorev1.Workload{Namespace: "payments", Kind: "Deployment", Name: fmt.Sprintf("svc-%d", i)}
+		}
+		inc.Status.Occurrences, inc.Status.LastFiredAt = 1, at(time.Duration(i)*time.Second)
+		siblings[i] = *inc
+	}
+	me := siblings[250]
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := Coalesce(&me, siblings, 2*time.Minute); s.WaitFor == "" {
+			b.Fatalf("want to wait for the leader, got %+v", s)
+		}
+	}
+}
+
+func BenchmarkDecide(b *testing.B) {
+	p := policy(func(s *runlorev1.TriggerPolicySpec) {
+		s.Match = runlorev1.IncidentMatch{Severities: []string{"critical", "warning"}, Namespaces: []string{"pay*", "shop"},
+			Labels: map[string]string{"team": "platform"}}
+		s.IgnoreAlertNames = append(s.IgnoreAlertNames, "CPUThrottlingHigh", "Kube*Slow")
+	})
+	inc := incident("a", "KubePodCrashLooping", "warning", map[string]string{"team": "platform"})
+	inc.Status.Occurrences, inc.Status.LastFiredAt = 1, at(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := Decide(p, inc, t0.Add(time.Hour)); d.Action != Investigate {
+			b.Fatal(d)
+		}
+	}
 }
