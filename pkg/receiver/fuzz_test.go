@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -50,25 +51,26 @@ func seedPayloads(f *testing.F) {
 
 // checkSpec asserts what the API server's schema would demand of a Signal,
 // so a payload the receiver accepts can never fail admission half-way.
+// It may run on the handler's writer goroutines, so it reports with Errorf.
 func checkSpec(t *testing.T, sig Signal) {
 	s := sig.Spec
 	switch {
 	case s.Fingerprint == "" || len(s.Fingerprint) > maxFingerprint:
-		t.Fatalf("fingerprint %q", s.Fingerprint)
+		t.Errorf("fingerprint %q", s.Fingerprint)
 	case s.Title == "" || len(s.Title) > maxTitle || !utf8.ValidString(s.Title) && utf8.ValidString(sig.Spec.Annotations["summary"]):
-		t.Fatalf("title %q", s.Title)
+		t.Errorf("title %q", s.Title)
 	case len(s.Message) > maxMessage, len(s.TriggerKey) > maxTriggerKey, len(s.GeneratorURL) > maxGeneratorURL:
-		t.Fatalf("free text over its limit")
+		t.Errorf("free text over its limit")
 	case len(s.AlertName) > maxAlertName, len(s.Severity) > maxShortField, len(s.Environment) > maxShortField:
-		t.Fatalf("short field over its limit")
+		t.Errorf("short field over its limit")
 	case len(s.Labels) > maxLabels || len(s.Labels) == 0, len(s.Annotations) > maxAnnotations:
-		t.Fatalf("labels %d annotations %d", len(s.Labels), len(s.Annotations))
+		t.Errorf("labels %d annotations %d", len(s.Labels), len(s.Annotations))
 	}
 	if w := s.Workload; w != nil && (w.Name == "" || len(w.Name) > maxWorkloadName || len(w.Namespace) > maxShortField || len(w.Kind) > maxShortField) {
-		t.Fatalf("workload %+v", *w)
+		t.Errorf("workload %+v", *w)
 	}
 	if errs := validation.IsDNS1123Subdomain(IncidentName(s.AlertName, s.Fingerprint)); len(errs) > 0 {
-		t.Fatalf("name: %v", errs)
+		t.Errorf("name: %v", errs)
 	}
 }
 
@@ -103,11 +105,11 @@ func FuzzHandler(f *testing.F) {
 	}
 	h := srv.handler
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var recorded int
+		var recorded atomic.Int64
 		h := *h
 		h.record = func(_ context.Context, sig Signal) (Outcome, error) {
 			checkSpec(t, sig)
-			recorded++
+			recorded.Add(1)
 			return Outcome{Created: true}, nil
 		}
 		req := httptest.NewRequest(http.MethodPost, WebhookPath, bytes.NewReader(body))
@@ -117,8 +119,8 @@ func FuzzHandler(f *testing.F) {
 		switch rec.Code {
 		case http.StatusOK:
 		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-			if recorded != 0 {
-				t.Fatalf("%d recorded from a refused request", recorded)
+			if n := recorded.Load(); n != 0 {
+				t.Fatalf("%d recorded from a refused request", n)
 			}
 			if b := rec.Body.String(); strings.Count(b, "\n") != 1 {
 				t.Fatalf("refusal is not one line: %q", b)
