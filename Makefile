@@ -43,6 +43,10 @@ build: ## Build the lore binary.
 control-plane: ## Build (once) and print the kube-apiserver, etcd and kubectl directory.
 	@hack/control-plane.sh
 
+.PHONY: alertmanager
+alertmanager: ## Build (once) the Alertmanager the e2e test runs.
+	@hack/alertmanager/build.sh
+
 .PHONY: test
 test: ## Run unit, envtest and chart suites with the race detector.
 	@assets="$$(hack/control-plane.sh)" && helm="$$(hack/helm.sh)" && \
@@ -59,6 +63,7 @@ verify: generate manifests ## Regenerate everything and fail if the tree moved.
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/helm && $(GO) mod tidy -diff
+	cd hack/alertmanager && $(GO) mod tidy -diff
 	@git diff --exit-code -- . || { echo "verify: generated files are out of date; run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { git status --porcelain --untracked-files=all; echo "verify: untracked generated files"; exit 1; }
 

@@ -33,8 +33,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/trigger"
 )
 
 // IncidentReconciler opens one Investigation per occurrence of an Incident
@@ -42,6 +45,8 @@ import (
 type IncidentReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// OperatorNamespace also holds TriggerPolicies that apply everywhere.
+	OperatorNamespace string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -74,38 +79,88 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	requeue := applySilence(inc, now)
 	applyResolved(inc)
 
-	inv, err := r.reconcileInvestigation(ctx, inc)
+	inv, after, err := r.reconcileInvestigation(ctx, inc, now)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if after > 0 && (requeue == 0 || after < requeue) {
+		requeue = after
 	}
 	mirrorInvestigation(inc, inv)
 	inc.Status.ObservedGeneration = inc.Generation
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// reconcileInvestigation finds or creates the Investigation for the current
-// occurrence, and drops one that never started when the alert resolved
-// first.
-func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
+// reconcileInvestigation applies the TriggerPolicy's decision: it opens the
+// Investigation of the current occurrence (or joins a storm's), holds a
+// debounced alert, drops an Investigation that never started when the alert
+// resolved first, or records why the policy ignores the Incident. A human's
+// reinvestigate request bypasses the policy. It returns the Investigation to
+// mirror and when to look again.
+func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *runlorev1.Incident, now time.Time) (*runlorev1.Investigation, time.Duration, error) {
+	if pendingReinvestigate(inc) || strings.HasPrefix(inc.Status.Investigation, baseName(inc)+"-r") {
+		inv, err := r.ensureInvestigation(ctx, inc)
+		return inv, 0, err
+	}
+	policy, err := r.policyFor(ctx, inc)
+	if err != nil {
+		return nil, 0, err
+	}
+	d := trigger.Decide(policy, inc, now)
+	if d.Action == trigger.Ignore {
+		trigger.SetIgnored(&inc.Status, d.Reason, now)
+		inv, err := r.current(ctx, inc)
+		return inv, 0, err
+	}
+	trigger.SetIgnored(&inc.Status, "", now)
+	switch d.Action {
+	case trigger.Hold:
+		return nil, d.RequeueAfter, nil
+	case trigger.CancelQueued:
+		inv, err := r.current(ctx, inc)
+		if err != nil || inv == nil || inv.Status.Step != "" || !metav1.IsControlledBy(inv, inc) {
+			return inv, 0, err
+		}
+		r.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "InvestigationCancelled", "Cancel",
+			"alert resolved before investigation %s started", inv.Name)
+		inc.Status.Investigation = ""
+		return nil, 0, client.IgnoreNotFound(r.Delete(ctx, inv))
+	case trigger.Investigate:
+		var siblings runlorev1.IncidentList
+		if err := r.List(ctx, &siblings, client.InNamespace(inc.Namespace)); err != nil {
+			return nil, 0, err
+		}
+		storm := trigger.Coalesce(inc, siblings.Items, policy.Spec.CoalesceWindow.Duration)
+		switch {
+		case storm.Join != "":
+			inc.Status.Investigation, inc.Status.CoalescedInto = storm.Join, storm.Into
+			r.Recorder.Eventf(inc, nil, corev1.EventTypeNormal, "Coalesced", "Investigate",
+				"joins investigation %s of incident %s about the same workload", storm.Join, storm.Into)
+			inv, err := r.current(ctx, inc)
+			return inv, 0, err
+		case storm.WaitFor != "":
+			return nil, time.Second, nil
+		}
+		inv, err := r.ensureInvestigation(ctx, inc)
+		return inv, 0, err
+	}
+	inv, err := r.current(ctx, inc)
+	return inv, 0, err
+}
+
+// ensureInvestigation finds or creates the Investigation InvestigationName
+// names for the current occurrence.
+func (r *IncidentReconciler) ensureInvestigation(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
 	name, skipRecall := InvestigationName(inc)
 	inv := &runlorev1.Investigation{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: name}, inv)
 	switch {
 	case err == nil:
-		if resolved(inc) && inv.Status.Step == "" && cancelOnResolve(inc) {
-			r.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "InvestigationCancelled", "Cancel",
-				"alert resolved before investigation %s started", inv.Name)
-			return nil, client.IgnoreNotFound(r.Delete(ctx, inv))
-		}
 		markReinvestigated(inc)
+		inc.Status.Investigation = inv.Name
 		return inv, nil
 	case !apierrors.IsNotFound(err):
 		return nil, err
-	}
-	if inc.Spec.Suspend || meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.SilencedCondition) ||
-		(resolved(inc) && cancelOnResolve(inc)) {
-		// Keep pointing at the last Investigation that did run.
-		return r.lastInvestigation(ctx, inc)
 	}
 	inv = &runlorev1.Investigation{
 		ObjectMeta: metav1.ObjectMeta{
@@ -130,12 +185,32 @@ func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *ru
 		return nil, err
 	}
 	markReinvestigated(inc)
+	inc.Status.Investigation, inc.Status.CoalescedInto = inv.Name, ""
 	r.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "InvestigationCreated", "Investigate",
 		"investigating occurrence %d as %s", inv.Spec.Occurrence, inv.Name)
 	return inv, nil
 }
 
-func (r *IncidentReconciler) lastInvestigation(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
+// policyFor selects the TriggerPolicy for the Incident among those in its
+// namespace and the operator's.
+func (r *IncidentReconciler) policyFor(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.TriggerPolicy, error) {
+	namespaces := []string{inc.Namespace}
+	if r.OperatorNamespace != "" && r.OperatorNamespace != inc.Namespace {
+		namespaces = append(namespaces, r.OperatorNamespace)
+	}
+	var all []runlorev1.TriggerPolicy
+	for _, ns := range namespaces {
+		var list runlorev1.TriggerPolicyList
+		if err := r.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		all = append(all, list.Items...)
+	}
+	return trigger.Select(all, inc), nil
+}
+
+// current is the Investigation the Incident points at, if it still exists.
+func (r *IncidentReconciler) current(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
 	if inc.Status.Investigation == "" {
 		return nil, nil
 	}
@@ -152,7 +227,7 @@ func (r *IncidentReconciler) lastInvestigation(ctx context.Context, inc *runlore
 // one. A new runlore.io/reinvestigate value asks for a fresh Investigation
 // of the same occurrence, named after that value, which skips recall.
 func InvestigationName(inc *runlorev1.Incident) (name string, reinvestigation bool) {
-	base := fmt.Sprintf("%s-%d", inc.Name, occurrence(inc))
+	base := baseName(inc)
 	if pendingReinvestigate(inc) {
 		return fmt.Sprintf("%s-r%s", base, shortHash(inc.Annotations[runlorev1.ReinvestigateAnnotation])), true
 	}
@@ -169,6 +244,10 @@ func markReinvestigated(inc *runlorev1.Incident) {
 		inc.Status.ReinvestigateHandled = inc.Annotations[runlorev1.ReinvestigateAnnotation]
 		inc.Status.Reinvestigations++
 	}
+}
+
+func baseName(inc *runlorev1.Incident) string {
+	return fmt.Sprintf("%s-%d", inc.Name, occurrence(inc))
 }
 
 func pendingReinvestigate(inc *runlorev1.Incident) bool {
@@ -202,12 +281,15 @@ func recordOccurrence(inc *runlorev1.Incident, now time.Time) {
 	inc.Status.FirstFiredAt, inc.Status.LastFiredAt = &at, &at
 }
 
-func resolved(inc *runlorev1.Incident) bool { return inc.Spec.EndsAt != nil }
-
-func cancelOnResolve(inc *runlorev1.Incident) bool { return inc.Spec.Source != runlorev1.SourceManual }
-
+// applyResolved derives the resolved state of an Incident applied by hand
+// from spec.endsAt; the receiver records it itself for alerts.
 func applyResolved(inc *runlorev1.Incident) {
-	if !resolved(inc) {
+	resolved := inc.Spec.EndsAt != nil
+	if resolved == (inc.Status.ResolvedAt != nil) &&
+		meta.FindStatusCondition(inc.Status.Conditions, runlorev1.ResolvedCondition) != nil {
+		return
+	}
+	if !resolved {
 		inc.Status.ResolvedAt = nil
 		meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: runlorev1.ResolvedCondition,
 			Status: metav1.ConditionFalse, Reason: runlorev1.AlertFiringReason, Message: "the alert is firing",
@@ -296,6 +378,8 @@ func mirrorInvestigation(inc *runlorev1.Incident, inv *runlorev1.Investigation) 
 // conditions and its Investigation's state.
 func IncidentPhase(inc *runlorev1.Incident, inv *runlorev1.Investigation) runlorev1.IncidentPhase {
 	switch {
+	case meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.IgnoredCondition):
+		return runlorev1.IncidentIgnored
 	case meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.SilencedCondition):
 		return runlorev1.IncidentSilenced
 	case meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.ResolvedCondition):
@@ -328,11 +412,41 @@ func (r *IncidentReconciler) now() time.Time {
 	return time.Now()
 }
 
-// SetupWithManager registers the reconciler; it wakes on its Investigations.
+// investigationIndex indexes Incidents by the Investigation they follow,
+// their own or a storm leader's.
+const investigationIndex = "status.investigation"
+
+// SetupWithManager registers the reconciler; it wakes on the Investigations
+// its Incidents follow, so a coalesced Incident mirrors its leader's.
 func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &runlorev1.Incident{}, investigationIndex,
+		func(o client.Object) []string {
+			if name := o.(*runlorev1.Incident).Status.Investigation; name != "" {
+				return []string{name}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&runlorev1.Incident{}).
-		Owns(&runlorev1.Investigation{}).
+		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(r.followers)).
 		Named("incident").
 		Complete(r)
+}
+
+// followers are the Incidents following an Investigation, and its owner.
+func (r *IncidentReconciler) followers(ctx context.Context, o client.Object) []reconcile.Request {
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{investigationIndex: o.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items)+1)
+	for _, inc := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&inc)})
+	}
+	if owner := metav1.GetControllerOf(o); owner != nil && owner.Kind == "Incident" {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: owner.Name}})
+	}
+	return reqs
 }

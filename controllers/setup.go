@@ -29,6 +29,8 @@ type Options struct {
 	Steps phase.Steps
 	// MaxConcurrentInvestigations bounds Investigations advanced at once.
 	MaxConcurrentInvestigations int
+	// OperatorNamespace holds policies that apply to every namespace.
+	OperatorNamespace string
 }
 
 // Setup registers every RunLore reconciler with the manager.
@@ -36,7 +38,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	steps := withDefaults(opts.Steps, mgr)
 	recorder := mgr.GetEventRecorder("runlore")
 	collector.use(mgr.GetCache())
-	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
+	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&InvestigationReconciler{

@@ -19,10 +19,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +49,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/config/crd"
+	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
 )
 
@@ -105,6 +111,16 @@ func demo(ctx context.Context, out io.Writer) error {
 	say("installed the RunLore CRDs; starting the operator (lore serve) against it")
 	cfg := defaultServeConfig()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.Namespace = "0", "0", "runlore-system"
+	receiverAddr, err := localAddr()
+	if err != nil {
+		return err
+	}
+	token := randomToken()
+	cfg.ReceiverBindAddress = receiverAddr
+	cfg.ReceiverTokenFile = filepath.Join(filepath.Dir(kubeconfig), "receiver-token")
+	if err := os.WriteFile(cfg.ReceiverTokenFile, []byte(token), 0o600); err != nil {
+		return err
+	}
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- serve(mgrCtx, rc, cfg) }()
@@ -122,12 +138,14 @@ func demo(ctx context.Context, out io.Writer) error {
 		fmt.Fprint(out, o)
 	}
 
-	say("an alert fires: applying the Incident the receiver would create (config/samples)")
-	inc := demoIncident()
-	if err := c.Create(ctx, inc); err != nil {
-		return fmt.Errorf("creating the incident: %w", err)
+	say("Alertmanager fires KubeContainerOOMKilled: POST %s/webhook/alertmanager", receiverAddr)
+	key, err := postAlert(ctx, receiverAddr, token, demoAlert(time.Now()))
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "incident.runlore.io/%s created\n", inc.Name)
+	fmt.Fprintf(out, "incident.runlore.io/%s recorded in %s\n", key.Name, key.Namespace)
+	inc := &runlorev1.Incident{}
+	inc.Name, inc.Namespace = key.Name, key.Namespace
 
 	say("kubectl get incidents,investigations -n %s, as RunLore works", demoNamespace)
 	return follow(ctx, c, client.ObjectKeyFromObject(inc), out, func() error {
@@ -281,22 +299,73 @@ func seedFault(ctx context.Context, c client.Client) error {
 	})
 }
 
-// demoIncident is config/samples' Incident, as the receiver would write it
-// for a firing KubeContainerOOMKilled alert.
-func demoIncident() *runlorev1.Incident {
-	start := metav1.NewTime(time.Now().Add(-2 * time.Minute).Truncate(time.Second))
-	return &runlorev1.Incident{
-		ObjectMeta: metav1.ObjectMeta{Name: "alertmanager-3f9c1d2e7a6b5c40", Namespace: demoNamespace},
-		Spec: runlorev1.IncidentSpec{
-			Fingerprint: "3f9c1d2e7a6b5c40", Source: runlorev1.SourceAlertmanager,
-			Title:     "Container api in payments/api-7d9f8b6c5-x2x9p was OOMKilled",
-			Message:   "Container api in pod payments/api-7d9f8b6c5-x2x9p has been OOMKilled 7 times in the last 10 minutes.",
-			AlertName: "KubeContainerOOMKilled", Severity: "critical", Environment: "prod",
-			Workload:   &runlorev1.Workload{Namespace: demoNamespace, Kind: "Deployment", Name: "api"},
-			TriggerKey: "KubeContainerOOMKilled|payments/api",
-			Labels: map[string]string{"alertname": "KubeContainerOOMKilled", "namespace": demoNamespace,
-				"pod": "api-7d9f8b6c5-x2x9p", "container": "api", "severity": "critical"},
-			StartsAt: &start,
-		},
+// demoAlert is the Alertmanager webhook payload (version 4) for the
+// seeded fault, as Alertmanager would send it.
+func demoAlert(now time.Time) map[string]any {
+	labels := map[string]string{"alertname": "KubeContainerOOMKilled", "namespace": demoNamespace,
+		"pod": "api-7d9f8b6c5-x2x9p", "container": "api", "severity": "critical", "environment": "prod"}
+	return map[string]any{
+		"version": "4", "groupKey": `{}:{alertname="KubeContainerOOMKilled"}`, "truncatedAlerts": 0,
+		"status": "firing", "receiver": "runlore", "groupLabels": map[string]string{"alertname": "KubeContainerOOMKilled"},
+		"commonLabels": labels, "commonAnnotations": map[string]string{}, "externalURL": "http://alertmanager.monitoring:9093",
+		"alerts": []map[string]any{{
+			"status": "firing", "labels": labels,
+			"annotations": map[string]string{
+				"summary":     "Container api in payments/api-7d9f8b6c5-x2x9p was OOMKilled",
+				"description": "Container api in pod payments/api-7d9f8b6c5-x2x9p has been OOMKilled 7 times in the last 10 minutes.",
+			},
+			"startsAt": now.Add(-2 * time.Minute).UTC().Format(time.RFC3339), "endsAt": "0001-01-01T00:00:00Z",
+			"generatorURL": "http://prometheus.monitoring:9090/graph", "fingerprint": "3f9c1d2e7a6b5c40",
+		}},
 	}
+}
+
+// postAlert sends a payload to the receiver and returns the Incident it
+// names.
+func postAlert(ctx context.Context, addr, token string, payload map[string]any) (client.ObjectKey, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return client.ObjectKey{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+receiver.WebhookPath, bytes.NewReader(body))
+	if err != nil {
+		return client.ObjectKey{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	var resp *http.Response
+	for i := 0; ; i++ { // the receiver may still be starting
+		resp, err = http.DefaultClient.Do(req.Clone(ctx))
+		if err == nil || i == 50 {
+			break
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return client.ObjectKey{}, fmt.Errorf("posting the alert: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return client.ObjectKey{}, fmt.Errorf("the receiver answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	alert := payload["alerts"].([]map[string]any)[0]
+	labels := alert["labels"].(map[string]string)
+	return client.ObjectKey{Namespace: labels["namespace"], Name: receiver.IncidentName(labels["alertname"], alert["fingerprint"].(string))}, nil
+}
+
+func localAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -39,6 +40,8 @@ import (
 
 	"github.com/runlore/runlore/controllers"
 	"github.com/runlore/runlore/pkg/admission"
+	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/pkg/scheme"
 )
 
@@ -56,6 +59,12 @@ type serveConfig struct {
 	GracefulShutdownTimeout     metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
 	WebhookPort                 int             `json:"webhookPort,omitempty"`
 	WebhookCertDir              string          `json:"webhookCertDir,omitempty"`
+	ReceiverBindAddress         string          `json:"receiverBindAddress,omitempty"`
+	ReceiverTokenFile           string          `json:"receiverTokenFile,omitempty"`
+	ReceiverTokenSecret         string          `json:"receiverTokenSecret,omitempty"`
+	InsecureReceiver            bool            `json:"insecureReceiver,omitempty"`
+	IncidentNamespaces          []string        `json:"incidentNamespaces,omitempty"`
+	WatchGitOps                 bool            `json:"watchGitOps,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -71,6 +80,7 @@ func defaultServeConfig() serveConfig {
 		LogLevel:                    "info",
 		GracefulShutdownTimeout:     metav1.Duration{Duration: 30 * time.Second},
 		WebhookPort:                 9443,
+		ReceiverBindAddress:         receiver.DefaultBindAddress,
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 	}
 }
@@ -90,7 +100,26 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.DurationVar(&cfg.GracefulShutdownTimeout.Duration, "graceful-shutdown-timeout", cfg.GracefulShutdownTimeout.Duration, "how long to wait for runnables to stop")
 	fs.IntVar(&cfg.WebhookPort, "webhook-port", cfg.WebhookPort, "port of the admission webhook")
 	fs.StringVar(&cfg.WebhookCertDir, "webhook-cert-dir", cfg.WebhookCertDir, "directory holding the webhook's tls.crt and tls.key; without them the webhook is off")
+	fs.StringVar(&cfg.ReceiverBindAddress, "receiver-bind-address", cfg.ReceiverBindAddress, "address of the Alertmanager webhook receiver; 0 disables it")
+	fs.StringVar(&cfg.ReceiverTokenFile, "receiver-token-file", cfg.ReceiverTokenFile, "file holding the bearer token senders must present (re-read when it changes)")
+	fs.StringVar(&cfg.ReceiverTokenSecret, "receiver-token-secret", cfg.ReceiverTokenSecret, "the bearer token as name/key of a Secret in the operator's namespace")
+	fs.BoolVar(&cfg.InsecureReceiver, "insecure-receiver", cfg.InsecureReceiver, "accept unauthenticated alerts (local use only)")
+	fs.Func("incident-namespaces", "comma-separated globs of namespaces Incidents may be written to; others go to the operator's namespace", func(v string) error {
+		cfg.IncidentNamespaces = splitList(v)
+		return nil
+	})
+	fs.BoolVar(&cfg.WatchGitOps, "watch-gitops", cfg.WatchGitOps, "turn failing Flux and Argo CD objects into Incidents where no TriggerPolicy says otherwise")
 	return configFile
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // parseServeFlags reads the config file named by --config over the
@@ -182,6 +211,38 @@ func serve(ctx context.Context, rc *rest.Config, cfg serveConfig) error {
 	return mgr.Start(ctx)
 }
 
+// addIntake starts the Alertmanager receiver and the GitOps-failure watcher.
+func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
+	opts := receiver.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
+		AllowedNamespaces: cfg.IncidentNamespaces, TokenFile: cfg.ReceiverTokenFile, Insecure: cfg.InsecureReceiver,
+		ConfirmOwners: true, BindAddress: cfg.ReceiverBindAddress, Logger: ctrl.Log.WithName("receiver"),
+	}
+	if cfg.ReceiverTokenSecret != "" {
+		name, key, ok := strings.Cut(cfg.ReceiverTokenSecret, "/")
+		if !ok || name == "" || key == "" {
+			return fmt.Errorf("--receiver-token-secret %q: want name/key", cfg.ReceiverTokenSecret)
+		}
+		opts.TokenSecretName, opts.TokenSecretKey = name, key
+	}
+	recorder := &receiver.Recorder{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
+		AllowedNamespaces: cfg.IncidentNamespaces}
+	if cfg.ReceiverBindAddress != "0" {
+		if cfg.InsecureReceiver {
+			ctrl.Log.WithName("receiver").Info("WARNING: the receiver accepts unauthenticated alerts (--insecure-receiver)")
+		}
+		srv, err := receiver.New(opts)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(srv); err != nil {
+			return err
+		}
+		recorder = srv.Recorder()
+	}
+	return gitops.SetupGitOpsWatcher(mgr, gitops.Options{Recorder: recorder, WatchWithoutPolicy: cfg.WatchGitOps})
+}
+
 // Leader election takes a Lease in the operator's namespace.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=runlore-system
 
@@ -214,7 +275,13 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		ctrl.Log.WithName("serve").Info("admission webhook is off: no serving certificate; votes and approvals are not attributed to a user",
 			"certDir", cfg.WebhookCertDir)
 	}
-	if err := controllers.Setup(mgr, controllers.Options{MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{
+		MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations,
+		OperatorNamespace:           cfg.Namespace,
+	}); err != nil {
+		return nil, err
+	}
+	if err := addIntake(mgr, cfg); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

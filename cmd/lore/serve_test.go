@@ -30,8 +30,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/test/testenv"
 )
 
@@ -107,6 +109,9 @@ func TestServeAgainstAControlPlane(t *testing.T) {
 	cfg := defaultServeConfig()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = freeAddr(t), freeAddr(t)
 	cfg.LeaderElect, cfg.Namespace = true, "default"
+	cfg.ReceiverBindAddress = freeAddr(t)
+	cfg.ReceiverTokenFile = filepath.Join(t.TempDir(), "token")
+	g.Expect(os.WriteFile(cfg.ReceiverTokenFile, []byte("s3cret-token\n"), 0o600)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, rc, cfg) }()
@@ -125,6 +130,35 @@ func TestServeAgainstAControlPlane(t *testing.T) {
 	}
 	g.Eventually(func() string { _, body := get("http://" + cfg.MetricsBindAddress + "/metrics"); return body }, 30*time.Second).
 		Should(ContainSubstring("controller_runtime_reconcile_total"))
+
+	// The receiver turns a recorded Alertmanager payload into an Incident,
+	// and the reconcilers investigate it.
+	payload, err := os.ReadFile(filepath.Join(testenv.Root(), "pkg", "receiver", "testdata", "alertmanager-0.31.1-firing.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	post := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+cfg.ReceiverBindAddress+"/webhook/alertmanager", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	g.Eventually(func() int { return post("wrong") }, 30*time.Second).Should(Equal(http.StatusUnauthorized))
+	g.Expect(post("s3cret-token")).To(Equal(http.StatusOK))
+	c, err := client.New(rc, client.Options{Scheme: testenv.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		var list runlorev1.IncidentList
+		g.Expect(c.List(ctx, &list)).To(Succeed())
+		g.Expect(list.Items).NotTo(BeEmpty())
+		g.Expect(list.Items[0].Spec.AlertName).To(Equal("KubePodCrashLooping"))
+		g.Expect(list.Items[0].Status.Occurrences).To(Equal(int32(1)))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	// lore investigate files an Incident and follows it to its answer.
 	user, err := env.AddUser(envtest.User{Name: "oncall", Groups: []string{"system:masters"}}, nil)
