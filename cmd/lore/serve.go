@@ -41,8 +41,8 @@ import (
 	"github.com/runlore/runlore/controllers"
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/receiver"
-	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/pkg/scheme"
+	"github.com/runlore/runlore/pkg/trigger/gitops"
 )
 
 // serveConfig is lore serve's configuration: an optional YAML file, with
