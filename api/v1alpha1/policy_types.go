@@ -136,8 +136,9 @@ type RecallPolicySpec struct {
 	// +optional
 	K int32 `json:"k,omitempty"`
 	// minScore is the lowest normalised score (the entry's score over its
-	// own best possible match) that may fire. Defaults to 0.35.
-	// +kubebuilder:default="0.35"
+	// own best possible match) that may fire. Defaults to 0.25, tuned on the
+	// recall eval corpus (test/recall).
+	// +kubebuilder:default="0.25"
 	// +optional
 	MinScore Confidence `json:"minScore,omitempty"`
 	// marginRatio is how many times the top agreeing score must exceed the
@@ -146,9 +147,10 @@ type RecallPolicySpec struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,2}(\.[0-9]{1,3})?$`
 	// +optional
 	MarginRatio string `json:"marginRatio,omitempty"`
-	// soloFloor is the normalised score a lone agreeing candidate (or a
-	// workload-less one) must clear. Defaults to 0.5.
-	// +kubebuilder:default="0.5"
+	// soloFloor is the normalised score a lone agreeing candidate, a
+	// workload-less one, or a fallback after an outcome rejection must
+	// clear. Defaults to 0.4.
+	// +kubebuilder:default="0.4"
 	// +optional
 	SoloFloor Confidence `json:"soloFloor,omitempty"`
 	// outcomeFloor is the lowest trust factor that may fire. Defaults to 0.5.
@@ -156,7 +158,8 @@ type RecallPolicySpec struct {
 	// +optional
 	OutcomeFloor Confidence `json:"outcomeFloor,omitempty"`
 	// outcomePriorRecalls: below this many recalls the trust factor is not
-	// applied to the floor (too little evidence). Defaults to 3.
+	// applied to the floor (too little evidence), unless a 👎 stands, which
+	// applies it at once. Defaults to 3.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
 	// +optional

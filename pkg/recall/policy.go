@@ -71,9 +71,9 @@ type Policy struct {
 func DefaultPolicy() Policy {
 	return Policy{
 		K:                   20,
-		MinScore:            0.35,
+		MinScore:            0.25,
 		MarginRatio:         1.5,
-		SoloFloor:           0.5,
+		SoloFloor:           0.4,
 		OutcomeFloor:        0.5,
 		OutcomePriorRecalls: 3,
 		StaleAfter:          180 * 24 * time.Hour,

@@ -18,12 +18,16 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/outcome"
@@ -56,15 +60,28 @@ func TestPolicyFromSpec(t *testing.T) {
 }
 
 func TestDefaultsMatchTheAPI(t *testing.T) {
-	// The kubebuilder defaults on RecallPolicySpec must say what
-	// DefaultPolicy says; a spec holding those literal values must read
-	// back as the default policy.
+	// What the API server writes into an empty RecallPolicy (the CRD's
+	// defaults) must read back as DefaultPolicy: the built-in policy and a
+	// defaulted object are the same policy.
 	g := NewWithT(t)
-	p, err := PolicyFromSpec(&runlorev1.RecallPolicySpec{
-		K: 20, MinScore: "0.35", MarginRatio: "1.5", SoloFloor: "0.5", OutcomeFloor: "0.5", OutcomePriorRecalls: 3,
-		StaleAfter: metav1.Duration{Duration: 4320 * time.Hour}, MaxConfidence: "0.9", FallbackCandidates: 3,
-		RerankThreshold: "0.7", RerankK: 5,
-	})
+	data, err := os.ReadFile("../../config/crd/bases/runlore.io_recallpolicies.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	var crd apiextensionsv1.CustomResourceDefinition
+	g.Expect(yaml.Unmarshal(data, &crd)).To(Succeed())
+	g.Expect(crd.Spec.Versions).NotTo(BeEmpty())
+	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties
+	defaulted := map[string]json.RawMessage{}
+	for name, prop := range props {
+		if prop.Default != nil {
+			defaulted[name] = prop.Default.Raw
+		}
+	}
+	g.Expect(defaulted).To(HaveLen(11), "every threshold has a default")
+	raw, err := json.Marshal(defaulted)
+	g.Expect(err).NotTo(HaveOccurred())
+	var spec runlorev1.RecallPolicySpec
+	g.Expect(json.Unmarshal(raw, &spec)).To(Succeed())
+	p, err := PolicyFromSpec(&spec)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(p).To(Equal(DefaultPolicy()))
 }

@@ -201,13 +201,13 @@ func TestGateMargin(t *testing.T) {
 	}{
 		{"a clear winner fires", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 4, 0.3)}, nil, true, "2.5× the runner-up"},
 		{"an ambiguous pair falls through", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 8, 0.5)}, nil, false, "under the 1.5× margin"},
-		{"a weak match falls through even with a margin", api, []Candidate{cand("a.md", "payments/api", 10, 0.2), cand("b.md", "payments/api", 1, 0.05)}, nil, false, "under the 0.35 bar"},
-		{"a lone candidate must clear the solo floor", api, []Candidate{cand("a.md", "payments/api", 10, 0.45)}, nil, false, "under the 0.50 bar"},
+		{"a weak match falls through even with a margin", api, []Candidate{cand("a.md", "payments/api", 10, 0.2), cand("b.md", "payments/api", 1, 0.05)}, nil, false, "under the 0.25 bar"},
+		{"a lone candidate must clear the solo floor", api, []Candidate{cand("a.md", "payments/api", 10, 0.35)}, nil, false, "under the 0.40 bar"},
 		{"a lone strong candidate fires", api, []Candidate{cand("a.md", "payments/api", 10, 0.55)}, nil, true, "solo floor"},
 		{"the margin is a ratio, whatever the magnitude", api, []Candidate{cand("a.md", "payments/api", 0.02, 0.6), cand("b.md", "payments/api", 0.01, 0.3)}, nil, true, "2× the runner-up"},
 		{"a missing self-score is no match", api, []Candidate{{ID: "c:a.md", Path: "a.md", Resource: "payments/api", Score: 10}}, nil, false, "match 0.00"},
 		{"workload-less: a resource-less entry above the solo floor fires", nil, []Candidate{cand("node.md", "", 10, 0.6), cand("api.md", "payments/api", 20, 0.9)}, nil, true, "scopeless"},
-		{"workload-less: the scopeless tier is held to the solo floor despite a margin", nil, []Candidate{cand("node.md", "", 10, 0.45), cand("disk.md", "", 1, 0.1)}, nil, false, "under the 0.50 bar (scopeless agreement)"},
+		{"workload-less: the scopeless tier is held to the solo floor despite a margin", nil, []Candidate{cand("node.md", "", 10, 0.35), cand("disk.md", "", 1, 0.1)}, nil, false, "under the 0.40 bar (scopeless agreement)"},
 		{"workload-less tier disabled", nil, []Candidate{cand("node.md", "", 10, 0.9)}, func(p *Policy) { p.RequireWorkloadMatch = true }, false, ""},
 		{"a stricter policy margin holds", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 4, 0.3)}, func(p *Policy) { p.MarginRatio = 3 }, false, "under the 3× margin"},
 	} {
