@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -208,8 +209,8 @@ type RecallReport struct {
 	// RecallAt1 is the share of positives whose expected entry ranks first
 	// among the recallable, structurally agreeing candidates; MRR is the
 	// mean reciprocal of that rank.
-	RecallAt1 float64          `json:"recall_at_1"`
-	MRR       float64          `json:"mrr"`
+	RecallAt1 float64         `json:"recall_at_1"`
+	MRR       float64         `json:"mrr"`
 	Cases     []RecallCaseRun `json:"cases"`
 }
 
@@ -224,8 +225,8 @@ type RecallCaseRun struct {
 	RankOfExpected int                    `json:"rank_of_expected"`
 	Gates          []runlorev1.GateResult `json:"gates"`
 	// Correct is true for a positive that fired an expected entry and for a
-	// negative that did not fire.
-	Correct bool `json:"correct"`
+	// negative that did not fire; the report's totals say the same.
+	Correct bool `json:"-"`
 }
 
 // RunRecall runs every case through the search and the gates at policy,
@@ -249,7 +250,7 @@ func RunRecall(ctx context.Context, s recall.Searcher, cases []RecallCase, polic
 		run := RecallCaseRun{Name: c.Name, Fired: res.Fired != nil, Gates: res.Decision.Gates}
 		if res.Fired != nil {
 			run.Entry = res.Fired.Path
-			run.Confidence = res.Confidence
+			run.Confidence = math.Round(res.Confidence*1000) / 1000
 			rep.Fired++
 		}
 		if len(c.Expect) == 0 {
