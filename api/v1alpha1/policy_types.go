@@ -145,6 +145,7 @@ type RecallPolicySpec struct {
 	// best agreeing runner-up's. Defaults to 1.5.
 	// +kubebuilder:default="1.5"
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,2}(\.[0-9]{1,3})?$`
+	// +kubebuilder:validation:XValidation:rule="double(self) >= 1.0",message="marginRatio must be at least 1"
 	// +optional
 	MarginRatio string `json:"marginRatio,omitempty"`
 	// soloFloor is the normalised score a lone agreeing candidate, a
