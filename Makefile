@@ -19,7 +19,8 @@ generate: ## Generate deepcopy code and copy CRDs into the chart.
 .PHONY: manifests
 manifests: ## Generate CRDs, RBAC and webhook manifests, and the chart's CRDs.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
+		output:webhook:artifacts:config=config/webhook
 	hack/chart-crds.sh
 	$(CONTROLLER_GEN) crd paths=github.com/fluxcd/source-controller/api/v1 \
 		paths=github.com/fluxcd/kustomize-controller/api/v1 paths=github.com/fluxcd/helm-controller/api/v2 \

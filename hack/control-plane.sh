@@ -11,7 +11,7 @@ tools="${here}/tools"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/runlore/k8s-${K8S_VERSION}"
 stamp="${cache}/.stamp"
 
-want="k8s=${K8S_VERSION} go=$(go env GOVERSION) sum=$(sha256sum "${tools}/go.mod" "${tools}/go.sum" | sha256sum | cut -c1-16)"
+want="k8s=${K8S_VERSION} go=$(go env GOVERSION) sum=$(cat "${tools}/go.mod" "${tools}/go.sum" | sha256sum | cut -c1-16)"
 if [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]] \
 	&& [[ -x "${cache}/kube-apiserver" && -x "${cache}/etcd" && -x "${cache}/kubectl" ]]; then
 	echo "${cache}"

@@ -36,6 +36,10 @@ const (
 	ActionModeAuto ActionMode = "auto"
 )
 
+// ExecutableOp is an op the executor may run: a rollback is never one.
+// +kubebuilder:validation:Enum=suspend;resume;reconcile
+type ExecutableOp string
+
 // ActionScope limits where a policy applies.
 type ActionScope struct {
 	// namespaces are globs over the target's namespace; empty means the
@@ -86,9 +90,8 @@ type ActionPolicySpec struct {
 	// allowedOps the policy permits. Defaults to reconcile only.
 	// +kubebuilder:default={reconcile}
 	// +kubebuilder:validation:MaxItems=3
-	// +kubebuilder:validation:items:Enum=suspend;resume;reconcile
 	// +optional
-	AllowedOps []ActionOp `json:"allowedOps,omitempty"`
+	AllowedOps []ExecutableOp `json:"allowedOps,omitempty"`
 	// allowedKinds are the target kinds the policy permits. Defaults to
 	// Kustomization and HelmRelease.
 	// +kubebuilder:default={Kustomization,HelmRelease}

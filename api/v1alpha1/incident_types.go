@@ -170,6 +170,10 @@ type IncidentStatus struct {
 	// +optional
 	SilencedUntil *metav1.Time `json:"silencedUntil,omitempty"`
 
+	// silenceHandled is the last runlore.io/silence value acted on.
+	// +optional
+	SilenceHandled string `json:"silenceHandled,omitempty"`
+
 	// investigation names the Investigation of the latest occurrence.
 	// +optional
 	Investigation string `json:"investigation,omitempty"`

@@ -90,7 +90,7 @@ func (in *ActionPolicySpec) DeepCopyInto(out *ActionPolicySpec) {
 	in.Scope.DeepCopyInto(&out.Scope)
 	if in.AllowedOps != nil {
 		in, out := &in.AllowedOps, &out.AllowedOps
-		*out = make([]ActionOp, len(*in))
+		*out = make([]ExecutableOp, len(*in))
 		copy(*out, *in)
 	}
 	if in.AllowedKinds != nil {

@@ -27,29 +27,13 @@ import (
 	"path/filepath"
 	"runtime"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/scheme"
 )
 
 // Scheme holds the Kubernetes, RunLore and Flux types.
-var Scheme = k8sruntime.NewScheme()
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
-	utilruntime.Must(runlorev1.AddToScheme(Scheme))
-	utilruntime.Must(sourcev1.AddToScheme(Scheme))
-	utilruntime.Must(kustomizev1.AddToScheme(Scheme))
-	utilruntime.Must(helmv2.AddToScheme(Scheme))
-}
+var Scheme = scheme.Scheme
 
 // Root is the repository's root directory.
 func Root() string {

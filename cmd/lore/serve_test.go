@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/runlore/runlore/test/testenv"
+)
+
+func TestParseServeFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(file, []byte("namespace: from-file\nlogLevel: debug\nmaxConcurrentInvestigations: 7\ngracefulShutdownTimeout: 5s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("namespac: typo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		check   func(Gomega, serveConfig)
+		wantErr string
+	}{
+		{"defaults", nil, func(g Gomega, c serveConfig) {
+			g.Expect(c.MetricsBindAddress).To(Equal(":8080"))
+			g.Expect(c.HealthProbeBindAddress).To(Equal(":8081"))
+			g.Expect(c.LeaderElect).To(BeFalse())
+		}, ""},
+		{"file", []string{"--config", file}, func(g Gomega, c serveConfig) {
+			g.Expect(c.Namespace).To(Equal("from-file"))
+			g.Expect(c.MaxConcurrentInvestigations).To(Equal(7))
+			g.Expect(c.GracefulShutdownTimeout.Duration).To(Equal(5 * time.Second))
+		}, ""},
+		{"flags override the file", []string{"--namespace", "from-flag", "--config", file, "--leader-elect"}, func(g Gomega, c serveConfig) {
+			g.Expect(c.Namespace).To(Equal("from-flag"))
+			g.Expect(c.LogLevel).To(Equal("debug"), "unset flags keep the file's value")
+			g.Expect(c.LeaderElect).To(BeTrue())
+		}, ""},
+		{"unknown key in the file", []string{"--config", bad}, nil, "namespac"},
+		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, nil, "--config"},
+		{"bad log level", []string{"--log-level", "loud"}, nil, "--log-level"},
+		{"bad concurrency", []string{"--max-concurrent-investigations", "0"}, nil, "--max-concurrent-investigations"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			cfg, err := parseServeFlags(tc.args, io.Discard)
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			tc.check(g, cfg)
+		})
+	}
+}
+
+func TestRunDispatch(t *testing.T) {
+	g := NewWithT(t)
+	var out, errb bytes.Buffer
+	g.Expect(run([]string{"version"}, &out, &errb)).To(Equal(0))
+	g.Expect(out.String()).To(HavePrefix("lore "))
+	g.Expect(run([]string{"frobnicate"}, &out, &errb)).To(Equal(2))
+	g.Expect(errb.String()).To(ContainSubstring(`unknown command "frobnicate"`))
+	g.Expect(run(nil, &out, &errb)).To(Equal(2))
+}
+
+// TestServeAgainstAControlPlane runs lore serve's manager against the real
+// API server, checks its probes and metrics, and shuts it down gracefully.
+func TestServeAgainstAControlPlane(t *testing.T) {
+	g := NewWithT(t)
+	env, err := testenv.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	rc, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+
+	cfg := defaultServeConfig()
+	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = freeAddr(t), freeAddr(t)
+	cfg.LeaderElect, cfg.Namespace = true, "default"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, rc, cfg) }()
+
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		g.Eventually(func() int { code, _ := get("http://" + cfg.HealthProbeBindAddress + path); return code }, 30*time.Second).Should(Equal(http.StatusOK), path)
+	}
+	g.Eventually(func() string { _, body := get("http://" + cfg.MetricsBindAddress + "/metrics"); return body }, 30*time.Second).
+		Should(ContainSubstring("controller_runtime_reconcile_total"))
+	cancel()
+	select {
+	case err := <-done:
+		g.Expect(err).NotTo(HaveOccurred())
+	case <-time.After(time.Minute):
+		t.Fatal("lore serve did not shut down")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprint(strings.TrimSpace(l.Addr().String()))
+}

@@ -1,0 +1,338 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+// IncidentReconciler opens one Investigation per occurrence of an Incident
+// and mirrors that Investigation's progress into the Incident's status.
+type IncidentReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=runlore.io,resources=investigations,verbs=get;list;watch;create;delete
+
+// Reconcile brings the Incident's Investigation and status up to date.
+func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	inc := &runlorev1.Incident{}
+	if err := r.Get(ctx, req.NamespacedName, inc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !inc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := inc.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(before.Status, inc.Status) {
+			return
+		}
+		if err := r.Status().Patch(ctx, inc, client.MergeFrom(before)); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+
+	now := r.now()
+	recordOccurrence(inc, now)
+	requeue := applySilence(inc, now)
+	applyResolved(inc)
+
+	inv, err := r.reconcileInvestigation(ctx, inc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	mirrorInvestigation(inc, inv)
+	inc.Status.ObservedGeneration = inc.Generation
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// reconcileInvestigation finds or creates the Investigation for the current
+// occurrence, and drops one that never started when the alert resolved
+// first.
+func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
+	name, skipRecall := InvestigationName(inc)
+	inv := &runlorev1.Investigation{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: name}, inv)
+	switch {
+	case err == nil:
+		if resolved(inc) && inv.Status.Step == "" && cancelOnResolve(inc) {
+			r.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "InvestigationCancelled", "Cancel",
+				"alert resolved before investigation %s started", inv.Name)
+			return nil, client.IgnoreNotFound(r.Delete(ctx, inv))
+		}
+		markReinvestigated(inc)
+		return inv, nil
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	if inc.Spec.Suspend || meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.SilencedCondition) ||
+		(resolved(inc) && cancelOnResolve(inc)) {
+		// Keep pointing at the last Investigation that did run.
+		return r.lastInvestigation(ctx, inc)
+	}
+	inv = &runlorev1.Investigation{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: inc.Namespace,
+			Labels:    map[string]string{runlorev1.IncidentLabel: inc.Name},
+		},
+		Spec: runlorev1.InvestigationSpec{
+			IncidentRef: runlorev1.LocalObjectReference{Name: inc.Name},
+			Occurrence:  occurrence(inc),
+			SkipRecall:  skipRecall,
+		},
+	}
+	if err := controllerutil.SetControllerReference(inc, inv, r.Scheme()); err != nil {
+		return nil, err
+	}
+	if err := r.Create(ctx, inv); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// The cache was behind; the next reconcile reads it.
+			return nil, fmt.Errorf("investigation %s exists but is not cached yet", name)
+		}
+		return nil, err
+	}
+	markReinvestigated(inc)
+	r.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "InvestigationCreated", "Investigate",
+		"investigating occurrence %d as %s", inv.Spec.Occurrence, inv.Name)
+	return inv, nil
+}
+
+func (r *IncidentReconciler) lastInvestigation(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
+	if inc.Status.Investigation == "" {
+		return nil, nil
+	}
+	inv := &runlorev1.Investigation{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: inc.Status.Investigation}, inv)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return inv, err
+}
+
+// InvestigationName is the deterministic name of the Investigation for the
+// Incident's current occurrence, so a re-sent alert never opens a second
+// one. A new runlore.io/reinvestigate value asks for a fresh Investigation
+// of the same occurrence, named after that value, which skips recall.
+func InvestigationName(inc *runlorev1.Incident) (name string, reinvestigation bool) {
+	base := fmt.Sprintf("%s-%d", inc.Name, occurrence(inc))
+	if pendingReinvestigate(inc) {
+		return fmt.Sprintf("%s-r%s", base, shortHash(inc.Annotations[runlorev1.ReinvestigateAnnotation])), true
+	}
+	if strings.HasPrefix(inc.Status.Investigation, base+"-r") {
+		return inc.Status.Investigation, true
+	}
+	return base, false
+}
+
+// markReinvestigated records that the current reinvestigate value has its
+// Investigation, whichever reconcile created it.
+func markReinvestigated(inc *runlorev1.Incident) {
+	if pendingReinvestigate(inc) {
+		inc.Status.ReinvestigateHandled = inc.Annotations[runlorev1.ReinvestigateAnnotation]
+		inc.Status.Reinvestigations++
+	}
+}
+
+func pendingReinvestigate(inc *runlorev1.Incident) bool {
+	v := inc.Annotations[runlorev1.ReinvestigateAnnotation]
+	return v != "" && v != inc.Status.ReinvestigateHandled
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:8]
+}
+
+func occurrence(inc *runlorev1.Incident) int32 {
+	if inc.Status.Occurrences < 1 {
+		return 1
+	}
+	return inc.Status.Occurrences
+}
+
+// recordOccurrence fills in the first occurrence of an Incident applied by
+// hand; the receiver counts later ones.
+func recordOccurrence(inc *runlorev1.Incident, now time.Time) {
+	if inc.Status.Occurrences > 0 {
+		return
+	}
+	at := metav1.NewTime(now)
+	if inc.Spec.StartsAt != nil {
+		at = *inc.Spec.StartsAt
+	}
+	inc.Status.Occurrences = 1
+	inc.Status.FirstFiredAt, inc.Status.LastFiredAt = &at, &at
+}
+
+func resolved(inc *runlorev1.Incident) bool { return inc.Spec.EndsAt != nil }
+
+func cancelOnResolve(inc *runlorev1.Incident) bool { return inc.Spec.Source != runlorev1.SourceManual }
+
+func applyResolved(inc *runlorev1.Incident) {
+	if !resolved(inc) {
+		inc.Status.ResolvedAt = nil
+		meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: runlorev1.ResolvedCondition,
+			Status: metav1.ConditionFalse, Reason: runlorev1.AlertFiringReason, Message: "the alert is firing",
+			ObservedGeneration: inc.Generation})
+		return
+	}
+	inc.Status.ResolvedAt = inc.Spec.EndsAt
+	// A resolve clears a standing silence.
+	inc.Status.SilencedUntil = nil
+	meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.SilencedCondition)
+	meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: runlorev1.ResolvedCondition,
+		Status: metav1.ConditionTrue, Reason: runlorev1.AlertResolvedReason,
+		Message: "the alert resolved at " + inc.Spec.EndsAt.UTC().Format(time.RFC3339), ObservedGeneration: inc.Generation})
+}
+
+// applySilence acts on a new runlore.io/silence value and expires a lapsed
+// silence. It returns when to look again.
+func applySilence(inc *runlorev1.Incident, now time.Time) time.Duration {
+	if v := inc.Annotations[runlorev1.SilenceAnnotation]; v != "" && v != inc.Status.SilenceHandled {
+		inc.Status.SilenceHandled = v
+		if d, err := time.ParseDuration(v); err == nil && d > 0 && d <= 90*24*time.Hour {
+			until := metav1.NewTime(now.Add(d))
+			inc.Status.SilencedUntil = &until
+		} else {
+			meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: runlorev1.SilencedCondition,
+				Status: metav1.ConditionFalse, Reason: runlorev1.InvalidSpecReason, ObservedGeneration: inc.Generation,
+				Message: fmt.Sprintf("annotation %s=%q is not a duration between 1s and 2160h", runlorev1.SilenceAnnotation, v)})
+			return 0
+		}
+	}
+	if inc.Status.SilencedUntil == nil || !now.Before(inc.Status.SilencedUntil.Time) {
+		inc.Status.SilencedUntil = nil
+		if c := meta.FindStatusCondition(inc.Status.Conditions, runlorev1.SilencedCondition); c != nil && c.Status == metav1.ConditionTrue {
+			meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.SilencedCondition)
+		}
+		return 0
+	}
+	meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: runlorev1.SilencedCondition,
+		Status: metav1.ConditionTrue, Reason: runlorev1.SilencedByUserReason, ObservedGeneration: inc.Generation,
+		Message: "silenced until " + inc.Status.SilencedUntil.UTC().Format(time.RFC3339)})
+	return inc.Status.SilencedUntil.Sub(now) + time.Second
+}
+
+// mirrorInvestigation copies the Investigation's progress into the Incident
+// and derives the Incident's conditions and phase.
+func mirrorInvestigation(inc *runlorev1.Incident, inv *runlorev1.Investigation) {
+	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason,
+			Message: msg, ObservedGeneration: inc.Generation})
+	}
+	if inv != nil {
+		inc.Status.Investigation = inv.Name
+		inc.Status.Cause, inc.Status.Confidence = "", inv.Status.Confidence
+		if inv.Status.Result != nil && len(inv.Status.Result.RootCauses) > 0 {
+			inc.Status.Cause = truncate(inv.Status.Result.RootCauses[0].Summary, 512)
+		}
+	}
+	switch {
+	case inv == nil:
+		set(runlorev1.ReadyCondition, metav1.ConditionFalse, runlorev1.WaitingReason, "no investigation has run")
+		meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.ReconcilingCondition)
+		meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.StalledCondition)
+	default:
+		ready := meta.FindStatusCondition(inv.Status.Conditions, runlorev1.ReadyCondition)
+		stalled := meta.FindStatusCondition(inv.Status.Conditions, runlorev1.StalledCondition)
+		switch {
+		case ready != nil && ready.Status == metav1.ConditionTrue:
+			set(runlorev1.ReadyCondition, metav1.ConditionTrue, ready.Reason, ready.Message)
+			meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.ReconcilingCondition)
+			meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.StalledCondition)
+		case stalled != nil && stalled.Status == metav1.ConditionTrue:
+			set(runlorev1.ReadyCondition, metav1.ConditionFalse, stalled.Reason, "investigation "+inv.Name+" stalled: "+stalled.Message)
+			set(runlorev1.StalledCondition, metav1.ConditionTrue, stalled.Reason, "investigation "+inv.Name+" stalled: "+stalled.Message)
+			meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.ReconcilingCondition)
+		default:
+			msg := "investigation " + inv.Name + " is " + string(inv.Status.Phase)
+			set(runlorev1.ReadyCondition, metav1.ConditionFalse, runlorev1.ProgressingReason, msg)
+			set(runlorev1.ReconcilingCondition, metav1.ConditionTrue, runlorev1.ProgressingReason, msg)
+			meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.StalledCondition)
+		}
+	}
+	inc.Status.Phase = IncidentPhase(inc, inv)
+}
+
+// IncidentPhase is the Incident's display phase, derived from its own
+// conditions and its Investigation's state.
+func IncidentPhase(inc *runlorev1.Incident, inv *runlorev1.Investigation) runlorev1.IncidentPhase {
+	switch {
+	case meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.SilencedCondition):
+		return runlorev1.IncidentSilenced
+	case meta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.ResolvedCondition):
+		return runlorev1.IncidentResolved
+	case inv == nil || inv.Status.Phase == "" || inv.Status.Phase == runlorev1.InvestigationPending:
+		return runlorev1.IncidentPending
+	case inv.Status.Phase == runlorev1.InvestigationFailed:
+		return runlorev1.IncidentFailed
+	case inv.Status.Phase != runlorev1.InvestigationCompleted:
+		return runlorev1.IncidentInvestigating
+	case inv.Status.Result == nil || len(inv.Status.Result.RootCauses) == 0:
+		return runlorev1.IncidentInconclusive
+	case inv.Status.Mode == runlorev1.ModeRecall:
+		return runlorev1.IncidentRecalled
+	}
+	return runlorev1.IncidentDiagnosed
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func (r *IncidentReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager registers the reconciler; it wakes on its Investigations.
+func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&runlorev1.Incident{}).
+		Owns(&runlorev1.Investigation{}).
+		Named("incident").
+		Complete(r)
+}

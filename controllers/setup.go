@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/runlore/runlore/pkg/phase"
+)
+
+// Options configure the reconcilers Setup registers.
+type Options struct {
+	// Steps implement the Investigation's phase machine; a nil step falls
+	// back to phase.Unconfigured, and Resolve to OpenOutcome.
+	Steps phase.Steps
+	// MaxConcurrentInvestigations bounds Investigations advanced at once.
+	MaxConcurrentInvestigations int
+}
+
+// Setup registers every RunLore reconciler with the manager.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	steps := withDefaults(opts.Steps, mgr)
+	recorder := mgr.GetEventRecorder("runlore")
+	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return (&InvestigationReconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      recorder,
+		Machine:       &phase.Machine{Steps: steps},
+		MaxConcurrent: opts.MaxConcurrentInvestigations,
+	}).SetupWithManager(mgr)
+}
+
+func withDefaults(s phase.Steps, mgr ctrl.Manager) phase.Steps {
+	d := phase.Unconfigured()
+	if s.Recall == nil {
+		s.Recall = d.Recall
+	}
+	if s.Investigate == nil {
+		s.Investigate = d.Investigate
+	}
+	if s.Verify == nil {
+		s.Verify = d.Verify
+	}
+	if s.Curate == nil {
+		s.Curate = d.Curate
+	}
+	if s.Resolve == nil {
+		s.Resolve = OpenOutcome{Client: mgr.GetClient()}
+	}
+	return s
+}

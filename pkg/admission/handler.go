@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+// Path is where the webhook is served.
+const Path = "/mutate-runlore-io-v1alpha1-verbs"
+
+// +kubebuilder:webhook:path=/mutate-runlore-io-v1alpha1-verbs,mutating=true,failurePolicy=fail,sideEffects=None,groups=runlore.io,resources=investigations;incidents;actionpolicies,verbs=create;update,versions=v1alpha1,name=verbs.runlore.io,admissionReviewVersions=v1
+
+// Handler admits RunLore objects, stamping human verbs.
+type Handler struct {
+	Approvers ApproverCheck
+}
+
+var _ admission.Handler = (*Handler)(nil)
+
+// Handle implements admission.Handler.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	obj := &unstructured.Unstructured{}
+	if err := json.Unmarshal(req.Object.Raw, &obj.Object); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var old map[string]string
+	if len(req.OldObject.Raw) > 0 {
+		prev := &unstructured.Unstructured{}
+		if err := json.Unmarshal(req.OldObject.Raw, &prev.Object); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		old = prev.GetAnnotations()
+	}
+	r := Request{
+		Kind: req.Kind.Kind, Namespace: req.Namespace, Old: old, New: obj.GetAnnotations(),
+		User: User{Name: req.UserInfo.Username, Groups: req.UserInfo.Groups},
+	}
+	if r.Kind == "ActionPolicy" {
+		var a runlorev1.Approvers
+		if raw, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "approvers"); ok {
+			b, _ := json.Marshal(raw)
+			_ = json.Unmarshal(b, &a)
+		}
+		r.PolicyApprovers = &a
+	}
+	ann, reason := Mutate(ctx, r, h.Approvers)
+	if reason != "" {
+		return admission.Denied(reason)
+	}
+	if equalMaps(ann, r.New) {
+		return admission.Allowed("")
+	}
+	obj.SetAnnotations(ann)
+	patched, err := json.Marshal(obj.Object)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, patched)
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// PolicyApprovers checks approvers against the ActionPolicies in the
+// namespace: the policy that is not off applies; several are resolved by
+// name order so the choice is stable.
+func PolicyApprovers(c client.Reader) ApproverCheck {
+	return func(ctx context.Context, namespace string, u User) (bool, string, error) {
+		var list runlorev1.ActionPolicyList
+		if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return false, "", err
+		}
+		for _, p := range list.Items {
+			if p.Spec.Mode == runlorev1.ActionModeOff || p.Spec.Mode == "" {
+				continue
+			}
+			return IsApprover(p.Spec.Approvers, u), p.Name, nil
+		}
+		return false, "", nil
+	}
+}

@@ -1,0 +1,209 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+// Package admission is RunLore's mutating admission webhook for human
+// verbs. A verb is an annotation (runlore.io/approve, reject, feedback,
+// silence, reinvestigate, resume); the webhook stamps who set it,
+// runlore.io/<verb>-by, from the authenticated user of the API request, and
+// keeps one live 👍/👎 per user in runlore.io/votes. It refuses a
+// hand-written stamp or vote record, a malformed verb, and an approval from
+// a user outside the ActionPolicy's approvers. It never trusts the
+// annotation's text for identity and has no side effects beyond the object
+// it admits.
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+// Verb annotations beyond the ones api/v1alpha1 names.
+const (
+	// ResumeAnnotation on an ActionPolicy resumes a paused auto policy.
+	ResumeAnnotation = "runlore.io/resume"
+	// VotesAnnotation holds the live votes, {"user": "up"|"down"}, as JSON.
+	VotesAnnotation = "runlore.io/votes"
+	// StampSuffix turns a verb annotation into its stamp: runlore.io/approve
+	// is stamped by runlore.io/approve-by.
+	StampSuffix = "-by"
+)
+
+// User is the authenticated identity of an API request.
+type User struct {
+	Name   string
+	Groups []string
+}
+
+// ApproverCheck decides whether a user may approve, reject or resume
+// actions in a namespace; it names the policy it consulted.
+type ApproverCheck func(ctx context.Context, namespace string, u User) (allowed bool, policy string, err error)
+
+// verbsByKind are the verbs each kind accepts.
+var verbsByKind = map[string][]string{
+	"Investigation": {runlorev1.ApproveAnnotation, runlorev1.RejectAnnotation, runlorev1.FeedbackAnnotation},
+	"Incident":      {runlorev1.SilenceAnnotation, runlorev1.ReinvestigateAnnotation},
+	"ActionPolicy":  {ResumeAnnotation},
+}
+
+var actionID = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// Request is one admission of a RunLore object, reduced to what the verbs
+// need.
+type Request struct {
+	Kind      string
+	Namespace string
+	Old, New  map[string]string // annotations before and after
+	User      User
+	// PolicyApprovers is, for an ActionPolicy, its own approvers.
+	PolicyApprovers *runlorev1.Approvers
+}
+
+// Mutate returns the annotations to admit, or a reason to deny the request.
+func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[string]string, string) {
+	verbs, ok := verbsByKind[req.Kind]
+	if !ok {
+		return req.New, ""
+	}
+	out := make(map[string]string, len(req.New)+2)
+	for k, v := range req.New {
+		out[k] = v
+	}
+	changed := func(key string) bool { return req.Old[key] != req.New[key] }
+	user := req.User.Name
+	if user == "" {
+		user = "unknown"
+	}
+
+	for _, verb := range verbs {
+		stamp := verb + StampSuffix
+		if !changed(verb) {
+			if changed(stamp) {
+				return nil, fmt.Sprintf("%s is written by RunLore from the authenticated user; set %s instead", stamp, verb)
+			}
+			continue
+		}
+		value := req.New[verb]
+		if value == "" { // removing a verb removes its stamp
+			delete(out, stamp)
+			continue
+		}
+		if reason := validate(ctx, req, verb, value, approvers); reason != "" {
+			return nil, reason
+		}
+		out[stamp] = user
+		if verb == runlorev1.FeedbackAnnotation {
+			votes, err := decodeVotes(req.Old[VotesAnnotation])
+			if err != nil {
+				votes = map[string]string{}
+			}
+			votes[user] = value
+			out[VotesAnnotation] = encodeVotes(votes)
+		}
+	}
+	if req.Kind == "Investigation" && changed(VotesAnnotation) && !changed(runlorev1.FeedbackAnnotation) {
+		return nil, fmt.Sprintf("%s is written by RunLore; vote with %s=up|down", VotesAnnotation, runlorev1.FeedbackAnnotation)
+	}
+	return out, ""
+}
+
+func validate(ctx context.Context, req Request, verb, value string, approvers ApproverCheck) string {
+	switch verb {
+	case runlorev1.FeedbackAnnotation:
+		if value != "up" && value != "down" {
+			return fmt.Sprintf("%s=%q: want up or down", verb, value)
+		}
+	case runlorev1.SilenceAnnotation:
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 || d > 90*24*time.Hour {
+			return fmt.Sprintf("%s=%q: want a duration between 1s and 2160h, such as 24h", verb, value)
+		}
+	case runlorev1.ApproveAnnotation, runlorev1.RejectAnnotation:
+		if !actionID.MatchString(value) {
+			return fmt.Sprintf("%s=%q: want the id of a suggested action", verb, value)
+		}
+		return checkApprover(ctx, req, verb, approvers)
+	case ResumeAnnotation:
+		if req.PolicyApprovers == nil || !IsApprover(*req.PolicyApprovers, req.User) {
+			return fmt.Sprintf("%s: user %q is not among this ActionPolicy's approvers", verb, req.User.Name)
+		}
+	}
+	return ""
+}
+
+func checkApprover(ctx context.Context, req Request, verb string, approvers ApproverCheck) string {
+	if approvers == nil {
+		return fmt.Sprintf("%s: no approver check is configured, so no one may approve", verb)
+	}
+	ok, policy, err := approvers(ctx, req.Namespace, req.User)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s: could not read the ActionPolicy for namespace %s: %v", verb, req.Namespace, err)
+	case policy == "":
+		return fmt.Sprintf("%s: no ActionPolicy applies in namespace %s, so actions are off", verb, req.Namespace)
+	case !ok:
+		return fmt.Sprintf("%s: user %q is not among the approvers of ActionPolicy %s", verb, req.User.Name, policy)
+	}
+	return ""
+}
+
+// IsApprover reports whether the user, or one of its groups, is listed.
+func IsApprover(a runlorev1.Approvers, u User) bool {
+	for _, name := range a.Users {
+		if name == u.Name {
+			return true
+		}
+	}
+	for _, g := range a.Groups {
+		for _, ug := range u.Groups {
+			if g == ug {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Votes reads the live votes an Investigation carries, user → up|down.
+func Votes(annotations map[string]string) (map[string]string, error) {
+	return decodeVotes(annotations[VotesAnnotation])
+}
+
+func decodeVotes(s string) (map[string]string, error) {
+	votes := map[string]string{}
+	if s == "" {
+		return votes, nil
+	}
+	if err := json.Unmarshal([]byte(s), &votes); err != nil {
+		return nil, fmt.Errorf("%s: %w", VotesAnnotation, err)
+	}
+	for user, v := range votes {
+		if v != "up" && v != "down" {
+			return nil, fmt.Errorf("%s: vote of %q is %q, want up or down", VotesAnnotation, user, v)
+		}
+	}
+	return votes, nil
+}
+
+func encodeVotes(votes map[string]string) string {
+	raw, _ := json.Marshal(votes) // map keys are sorted: the encoding is deterministic
+	return string(raw)
+}
