@@ -414,3 +414,24 @@ func BenchmarkRollup(b *testing.B) {
 		_ = Occurrences(records)
 	}
 }
+
+// BenchmarkEpisodes replays a 10k-event ledger: opens over 3k fingerprints
+// with a resolve after most of them, some arriving first.
+func BenchmarkEpisodes(b *testing.B) {
+	var events []Event
+	for i := range 10000 {
+		fp := fmt.Sprintf("fp%d", i%3000)
+		if i%17 == 0 {
+			events = append(events, resolveEv(fp, i))
+		}
+		events = append(events, openEv(fp, i, "e"))
+		if i%3 != 0 {
+			events = append(events, resolveEv(fp, i+1))
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = Episodes(events)
+	}
+}
