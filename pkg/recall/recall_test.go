@@ -25,8 +25,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/outcome"
 )
 
@@ -564,6 +566,27 @@ func FuzzAgreement(f *testing.F) {
 		if tier != Disagree && !strings.Contains(resource, name) {
 			t.Fatalf("%q agreed with %q without naming it", resource, name)
 		}
+		// The substring shortcut must never hide a real agreement.
+		if e, err := identity.Parse(resource); err == nil && identity.Agree(*w, e) && tier == Disagree {
+			t.Fatalf("%q agrees with %+v by identity, but Agreement said no", resource, *w)
+		}
 		_ = Gate(context.Background(), Input{Query: Query{Workload: w}, Candidates: []Candidate{c}, Policy: DefaultPolicy(), Now: now}, nil)
 	})
+}
+
+func TestEntries(t *testing.T) {
+	g := NewWithT(t)
+	entries := []runlorev1.KnowledgeEntry{
+		{ObjectMeta: metav1.ObjectMeta{Name: "main-api-oom"}, Spec: runlorev1.KnowledgeEntrySpec{
+			CatalogRef: &runlorev1.LocalObjectReference{Name: "main"}, Path: "payments/api-oom.md"},
+			Status: runlorev1.KnowledgeEntryStatus{Trust: runlorev1.TrustRecord{Recalls: 3, Resolved: 1, Down: 1}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "draft-1"}, Spec: runlorev1.KnowledgeEntrySpec{Path: "draft.md"}},
+	}
+	x := IndexEntries(entries)
+	g.Expect(x).To(HaveLen(1))
+	g.Expect(x.Trust()).To(Equal(map[string]outcome.Tally{"main:payments/api-oom.md": {Recalls: 3, Resolved: 1, Down: 1}}))
+	cands := []Candidate{{ID: "main:payments/api-oom.md"}, {ID: "main:other.md"}}
+	x.Name(cands)
+	g.Expect(cands[0].Name()).To(Equal("main-api-oom"))
+	g.Expect(cands[1].Name()).To(Equal("main:other.md"))
 }
