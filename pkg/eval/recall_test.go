@@ -285,3 +285,21 @@ func FuzzReadRecallCases(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadRecallPolicy(f *testing.F) {
+	f.Add([]byte("apiVersion: runlore.io/v1alpha1\nkind: RecallPolicy\nspec:\n  soloFloor: \"0.6\"\n  marginRatio: \"2\"\n"))
+	f.Add([]byte("minScore: \"0.3\"\nk: 40\nstaleAfter: 24h\n"))
+	f.Add([]byte("spec: [1, 2]\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		p, err := ReadRecallPolicy("fuzz.yaml", in)
+		if err != nil {
+			return
+		}
+		// Whatever was accepted is a policy recall can run with.
+		if p.K < 1 || p.MinScore < 0 || p.MinScore > 1 || p.SoloFloor < 0 || p.SoloFloor > 1 ||
+			p.MarginRatio < 1 || p.OutcomeFloor < 0 || p.OutcomeFloor > 1 || p.MaxConfidence < 0 || p.MaxConfidence > 1 ||
+			p.FallbackCandidates < 0 || p.FallbackCandidates > 10 || p.RerankK < 1 || p.StaleAfter < 0 {
+			t.Fatalf("accepted an unusable policy: %+v", p)
+		}
+	})
+}
