@@ -13,8 +13,9 @@ all: build
 ##@ Development
 
 .PHONY: generate
-generate: ## Generate deepcopy code and copy CRDs into the chart.
+generate: ## Generate deepcopy code and the API reference.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(GO) run ./hack/apidocs api/v1alpha1 docs/reference/api.md
 
 .PHONY: manifests
 manifests: ## Generate CRDs, RBAC and webhook manifests, and the chart's CRDs.
@@ -43,9 +44,9 @@ control-plane: ## Build (once) and print the kube-apiserver, etcd and kubectl di
 	@hack/control-plane.sh
 
 .PHONY: test
-test: ## Run unit and envtest suites with the race detector.
-	@assets="$$(hack/control-plane.sh)" && \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) $(PKGS)
+test: ## Run unit, envtest and chart suites with the race detector.
+	@assets="$$(hack/control-plane.sh)" && helm="$$(hack/helm.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" RUNLORE_HELM="$$helm" $(GO) test $(TEST_FLAGS) $(PKGS)
 
 .PHONY: bench
 bench: ## Run the benchmarks.
@@ -57,6 +58,7 @@ verify: generate manifests ## Regenerate everything and fail if the tree moved.
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
+	cd hack/helm && $(GO) mod tidy -diff
 	@git diff --exit-code -- . || { echo "verify: generated files are out of date; run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all)" || { git status --porcelain --untracked-files=all; echo "verify: untracked generated files"; exit 1; }
 

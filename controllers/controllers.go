@@ -22,47 +22,10 @@ package controllers
 import (
 	"math/rand/v2"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
 
 // jitter spreads requeues by up to a tenth of d so that many objects do not
 // wake together.
 func jitter(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/10+1))
-}
-
-var (
-	stepDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "runlore_investigation_step_duration_seconds",
-		Help:    "Time a successful investigation step took.",
-		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-	}, []string{"step"})
-	investigationsDone = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "runlore_investigations_completed_total",
-		Help: "Investigations that reached Done, by mode and verdict.",
-	}, []string{"mode", "verdict"})
-)
-
-func init() {
-	metrics.Registry.MustRegister(stepDuration, investigationsDone)
-}
-
-func observeStep(inv *runlorev1.Investigation, step runlorev1.InvestigationStep) {
-	for _, s := range inv.Status.Steps {
-		if s.Name == step {
-			stepDuration.WithLabelValues(string(step)).Observe(float64(s.DurationMillis) / 1000)
-		}
-	}
-}
-
-func observeDone(inv *runlorev1.Investigation) {
-	verdict := ""
-	if inv.Status.Result != nil {
-		verdict = string(inv.Status.Result.Verdict)
-	}
-	investigationsDone.WithLabelValues(string(inv.Status.Mode), verdict).Inc()
 }

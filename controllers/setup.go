@@ -35,6 +35,7 @@ type Options struct {
 func Setup(mgr ctrl.Manager, opts Options) error {
 	steps := withDefaults(opts.Steps, mgr)
 	recorder := mgr.GetEventRecorder("runlore")
+	collector.use(mgr.GetCache())
 	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}

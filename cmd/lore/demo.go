@@ -130,36 +130,13 @@ func demo(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "incident.runlore.io/%s created\n", inc.Name)
 
 	say("kubectl get incidents,investigations -n %s, as RunLore works", demoNamespace)
-	last := ""
-	for {
-		cur := &runlorev1.Incident{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(inc), cur); err != nil {
-			return err
-		}
-		inv := &runlorev1.Investigation{}
-		invPhase := ""
-		if cur.Status.Investigation != "" {
-			if err := c.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: cur.Status.Investigation}, inv); err == nil {
-				invPhase = string(inv.Status.Phase)
-			}
-		}
-		if state := string(cur.Status.Phase) + "/" + invPhase; state != last {
-			last = state
-			o, err := kubectl("get", "incidents,investigations", "-n", demoNamespace)
-			if err != nil {
-				return err
-			}
+	return follow(ctx, c, client.ObjectKeyFromObject(inc), out, func() error {
+		o, err := kubectl("get", "incidents,investigations", "-n", demoNamespace)
+		if err == nil {
 			fmt.Fprintln(out, o)
 		}
-		if cur.Status.Phase != "" && cur.Status.Phase != runlorev1.IncidentPending && cur.Status.Phase != runlorev1.IncidentInvestigating {
-			return printFinding(out, cur, inv)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the incident did not settle: %w", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return err
+	})
 }
 
 // printFinding shows the Investigation's result the way `kubectl describe`

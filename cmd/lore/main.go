@@ -33,6 +33,8 @@ const usage = `lore is RunLore, a self-hosted SRE agent for Kubernetes.
 Usage:
   lore serve [flags]      run the operator: reconcilers, receiver, webhooks
   lore demo               run RunLore against a local control plane with a seeded fault
+  lore investigate        file an Incident by hand and follow it to its answer
+  lore whatchanged        print the ranked change timeline around a workload
   lore version            print the version
 
 Run 'lore <command> -h' for a command's flags.
@@ -50,6 +52,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return runServe(args[1:], stderr)
+	case "investigate":
+		return runInvestigate(args[1:], stdout, stderr)
+	case "whatchanged":
+		return runWhatChanged(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "version", "--version":

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/runlore/runlore/test/testenv"
 )
@@ -124,12 +125,60 @@ func TestServeAgainstAControlPlane(t *testing.T) {
 	}
 	g.Eventually(func() string { _, body := get("http://" + cfg.MetricsBindAddress + "/metrics"); return body }, 30*time.Second).
 		Should(ContainSubstring("controller_runtime_reconcile_total"))
+
+	// lore investigate files an Incident and follows it to its answer.
+	user, err := env.AddUser(envtest.User{Name: "oncall", Groups: []string{"system:masters"}}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	raw, err := user.KubeConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, raw, 0o600)).To(Succeed())
+	var out, errb bytes.Buffer
+	code := run([]string{"investigate", "--kubeconfig", kubeconfig, "--namespace", "default",
+		"--alert", "checkout latency above 2s", "--workload", "deployment/checkout", "--timeout", "1m"}, &out, &errb)
+	g.Expect(code).To(Equal(0), errb.String())
+	g.Expect(out.String()).To(ContainSubstring("incident.runlore.io/manual-"))
+	g.Expect(out.String()).To(ContainSubstring("verdict: inconclusive"))
+	g.Expect(out.String()).To(ContainSubstring("step Resolve"))
 	cancel()
 	select {
 	case err := <-done:
 		g.Expect(err).NotTo(HaveOccurred())
 	case <-time.After(time.Minute):
 		t.Fatal("lore serve did not shut down")
+	}
+}
+
+func TestManualIncident(t *testing.T) {
+	now := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, alert, workload, wantErr string
+		kind                           string
+	}{
+		{"with a workload", "api is slow", "deploy/api", "", "Deployment"},
+		{"without a workload", "DNS is flaky", "", "", ""},
+		{"no alert", "  ", "", "--alert is required", ""},
+		{"bad workload", "x", "api", `--workload "api"`, ""},
+		{"nested workload", "x", "deployment/a/b", "want kind/name", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			inc, err := manualIncident(tc.alert, "payments", tc.workload, "critical", now)
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(inc.Spec.Fingerprint).To(HavePrefix("manual:"))
+			g.Expect(inc.Name).To(MatchRegexp(`^manual-[0-9a-f]{16}$`))
+			g.Expect(inc.Namespace).To(Equal("payments"))
+			if tc.kind == "" {
+				g.Expect(inc.Spec.Workload).To(BeNil())
+			} else {
+				g.Expect(inc.Spec.Workload.Kind).To(Equal(tc.kind))
+				g.Expect(inc.Spec.Workload.Namespace).To(Equal("payments"))
+			}
+		})
 	}
 }
 

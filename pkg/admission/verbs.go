@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package admission is RunLore's mutating admission webhook for human
 // verbs. A verb is an annotation (runlore.io/approve, reject, feedback,
 // silence, reinvestigate, resume); the webhook stamps who set it,

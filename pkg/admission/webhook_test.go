@@ -120,4 +120,3 @@ func TestWebhookStampsTheAuthenticatedUser(t *testing.T) {
 func k8sGet(ctx context.Context, c client.Client, key, into client.Object) error {
 	return c.Get(ctx, client.ObjectKeyFromObject(key), into)
 }
-

@@ -1,0 +1,371 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package argocd turns Argo CD Applications into whatchanged Changes: each
+// step of status.history (and a failed sync operation) becomes a revision
+// pair diffed in the application's git repository under its source path.
+// Applications are read unstructured, so Argo CD's Go module is not a
+// dependency. It only reads; it must never trigger a sync or show a
+// repository credential.
+package argocd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/whatchanged"
+	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
+)
+
+// repositorySecretLabel marks the Secrets Argo CD keeps repository
+// credentials in.
+const repositorySecretLabel = "argocd.argoproj.io/secret-type"
+
+// Collector reads Applications in every namespace.
+type Collector struct {
+	Client  client.Reader
+	Mirrors *gitdiff.Cache
+	Limits  gitdiff.Limits
+}
+
+// Name implements whatchanged.Collector.
+func (c *Collector) Name() string { return "argocd" }
+
+// Collect implements whatchanged.Collector. A cluster without Argo CD's CRD
+// yields no changes and no error.
+func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatchanged.Change, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(ApplicationGVK.GroupVersion().WithKind("ApplicationList"))
+	if err := c.Client.List(ctx, list); err != nil {
+		if isNoKind(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list Applications: %w", err)
+	}
+	var out []whatchanged.Change
+	for i := range list.Items {
+		out = append(out, c.ApplicationChanges(ctx, &list.Items[i], q)...)
+	}
+	return out, nil
+}
+
+// ApplicationGVK is the Argo CD Application kind.
+var ApplicationGVK, _ = whatchanged.GitOpsKind("Application")
+
+func isNoKind(err error) bool {
+	return apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err)
+}
+
+// Source is where an Application's manifests come from.
+type Source struct {
+	RepoURL        string
+	Path           string
+	TargetRevision string
+	Chart          string
+}
+
+// Step is one move of an Application between revisions.
+type Step struct {
+	From, To string
+	At       time.Time
+	Source   Source
+	Note     string
+	Failed   bool
+}
+
+// Steps reads the Application's history, oldest first, and a failed sync
+// operation whose revision the history does not hold.
+func Steps(app *unstructured.Unstructured) []Step {
+	type entry struct {
+		id       int64
+		revision string
+		at       time.Time
+		source   Source
+	}
+	raw, _, _ := unstructured.NestedSlice(app.Object, "status", "history")
+	var hist []entry
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		e := entry{}
+		e.id, _, _ = unstructured.NestedInt64(m, "id")
+		e.revision, _, _ = unstructured.NestedString(m, "revision")
+		if e.revision == "" {
+			// Multi-source applications record one revision per source;
+			// the first source is the one diffed.
+			if revs, _, _ := unstructured.NestedStringSlice(m, "revisions"); len(revs) > 0 {
+				e.revision = revs[0]
+			}
+		}
+		at, _, _ := unstructured.NestedString(m, "deployedAt")
+		e.at, _ = time.Parse(time.RFC3339, at)
+		e.source = sourceOf(m, "source")
+		if e.source.RepoURL == "" {
+			e.source = specSource(app)
+		}
+		if e.revision != "" && !e.at.IsZero() {
+			hist = append(hist, e)
+		}
+	}
+	sort.SliceStable(hist, func(i, j int) bool {
+		if !hist[i].at.Equal(hist[j].at) {
+			return hist[i].at.Before(hist[j].at)
+		}
+		return hist[i].id < hist[j].id
+	})
+	var out []Step
+	for i, e := range hist {
+		s := Step{To: e.revision, At: e.at, Source: e.source}
+		if i > 0 {
+			s.From = hist[i-1].revision
+		} else {
+			s.Note = "oldest entry in status.history; the revision before it is not recorded"
+		}
+		if s.From == s.To {
+			s.Note = "re-synced the same revision"
+		}
+		out = append(out, s)
+	}
+	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
+	if phase == "Failed" || phase == "Error" {
+		rev, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
+		if rev == "" {
+			rev, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "operation", "sync", "revision")
+		}
+		started, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "startedAt")
+		at, err := time.Parse(time.RFC3339, started)
+		msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
+		if rev != "" && err == nil && (len(out) == 0 || out[len(out)-1].To != rev) {
+			s := Step{To: rev, At: at, Source: specSource(app), Failed: true, Note: "sync " + phase + ": " + clip(msg, 200)}
+			if len(out) > 0 {
+				s.From = out[len(out)-1].To
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sourceOf(m map[string]any, field string) Source {
+	str := func(k string) string { s, _, _ := unstructured.NestedString(m, field, k); return s }
+	return Source{RepoURL: str("repoURL"), Path: str("path"), TargetRevision: str("targetRevision"), Chart: str("chart")}
+}
+
+func specSource(app *unstructured.Unstructured) Source {
+	spec, _, _ := unstructured.NestedMap(app.Object, "spec")
+	if s := sourceOf(spec, "source"); s.RepoURL != "" {
+		return s
+	}
+	srcs, _, _ := unstructured.NestedSlice(app.Object, "spec", "sources")
+	if len(srcs) > 0 {
+		if m, ok := srcs[0].(map[string]any); ok {
+			return sourceOf(map[string]any{"source": m}, "source")
+		}
+	}
+	return Source{}
+}
+
+// managed lists status.resources as object references.
+func managed(app *unstructured.Unstructured) []whatchanged.ObjectRef {
+	res, _, _ := unstructured.NestedSlice(app.Object, "status", "resources")
+	var out []whatchanged.ObjectRef
+	for _, r := range res {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		out = append(out, whatchanged.ObjectRef{Kind: str("kind"), Namespace: str("namespace"), Name: str("name")})
+	}
+	return out
+}
+
+// ApplicationChanges builds the Changes for one Application's steps inside
+// the query window, each with its path-scoped diff.
+func (c *Collector) ApplicationChanges(ctx context.Context, app *unstructured.Unstructured, q whatchanged.Query) []whatchanged.Change {
+	if _, ok := app.Object["spec"].(map[string]any); !ok {
+		return nil
+	}
+	resources := managed(app)
+	manages := false
+	if wl, ok := q.Incident.Workload(); ok {
+		for _, o := range resources {
+			manages = manages || o.Same(wl)
+		}
+	}
+	destNS, _, _ := unstructured.NestedString(app.Object, "spec", "destination", "namespace")
+	var out []whatchanged.Change
+	for _, s := range Steps(app) {
+		if s.At.Before(q.From) || s.At.After(q.To) {
+			continue
+		}
+		ch := whatchanged.Change{
+			Source:          whatchanged.SourceArgoCD,
+			Object:          whatchanged.ObjectRef{Kind: "Application", Namespace: app.GetNamespace(), Name: app.GetName()},
+			At:              s.At,
+			FromRevision:    s.From,
+			ToRevision:      s.To,
+			ManagesWorkload: manages,
+			Note:            s.Note,
+		}
+		c.addDiff(ctx, app.GetNamespace(), destNS, resources, s, &ch)
+		verb := "synced"
+		if s.Failed {
+			verb = "failed to sync"
+		}
+		ch.Summary = fmt.Sprintf("Application %s %s", verb, short(s.To))
+		if len(ch.Files) > 0 {
+			ch.Summary += fmt.Sprintf(" (%d files changed)", len(ch.Files))
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+func short(rev string) string {
+	if r, err := gitdiff.ParseRevision(rev); err == nil {
+		return r.Short()
+	}
+	return clip(rev, 40)
+}
+
+func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources []whatchanged.ObjectRef, s Step, ch *whatchanged.Change) {
+	note := func(format string, args ...any) {
+		ch.Note = strings.TrimPrefix(strings.TrimSpace(ch.Note+"; "+fmt.Sprintf(format, args...)), "; ")
+	}
+	switch {
+	case s.Source.Chart != "":
+		note("source is Helm chart %s: no git history to diff", s.Source.Chart)
+		return
+	case s.Source.RepoURL == "":
+		note("no source repoURL recorded")
+		return
+	case c.Mirrors == nil:
+		note("no git mirror cache configured")
+		return
+	}
+	to, err := commitOf(s.To)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	auth, err := c.credentials(ctx, appNS, s.Source.RepoURL)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	m, err := c.Mirrors.Mirror(s.Source.RepoURL, auth)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	from := plumbing.ZeroHash
+	if s.From != "" {
+		if from, err = commitOf(s.From); err != nil {
+			note("%v", err)
+			return
+		}
+	} else if from, err = m.FirstParent(ctx, to); err != nil {
+		note("%v", err)
+		return
+	} else {
+		note("diff shown against the commit's parent")
+	}
+	d, err := m.Diff(ctx, from, to, s.Source.Path, c.Limits)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	if info, err := m.Commit(ctx, to); err == nil {
+		ch.Author, ch.Message = info.Author, info.Message
+	}
+	ch.Diff, ch.DiffTruncated = d.Unified, d.Truncated
+	for i, f := range d.Files {
+		if i >= 20 {
+			break
+		}
+		ch.Files = append(ch.Files, f.Path)
+	}
+	for _, mf := range d.Manifests {
+		ref := whatchanged.ObjectRef{Kind: mf.Kind, Namespace: mf.Namespace, Name: mf.Name}
+		if ref.Namespace == "" {
+			for _, r := range resources {
+				if r.Kind == ref.Kind && r.Name == ref.Name {
+					ref.Namespace = r.Namespace
+				}
+			}
+		}
+		if ref.Namespace == "" && mf.Kind != "Namespace" {
+			ref.Namespace = destNS
+		}
+		ch.Objects = append(ch.Objects, ref)
+	}
+}
+
+func commitOf(rev string) (plumbing.Hash, error) {
+	r, err := gitdiff.ParseRevision(rev)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.CommitHash()
+}
+
+// credentials finds an Argo CD repository Secret for url in the
+// Application's namespace. No client or no match means anonymous access.
+func (c *Collector) credentials(ctx context.Context, ns, url string) (transport.AuthMethod, error) {
+	if c.Client == nil {
+		return nil, nil
+	}
+	var secrets corev1.SecretList
+	if err := c.Client.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels{repositorySecretLabel: "repository"}); err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list repository secrets in %s: %w", ns, err)
+	}
+	for _, s := range secrets.Items {
+		if strings.TrimSuffix(string(s.Data["url"]), "/") != strings.TrimSuffix(url, "/") {
+			continue
+		}
+		data := map[string][]byte{"username": s.Data["username"], "password": s.Data["password"]}
+		if key := s.Data["sshPrivateKey"]; len(key) > 0 {
+			return nil, errors.New("repository secret " + s.Name + ": SSH credentials need Argo CD's known hosts, which RunLore does not read; use HTTPS")
+		}
+		return gitdiff.AuthFromSecret(url, data)
+	}
+	return nil, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

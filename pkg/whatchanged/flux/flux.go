@@ -1,0 +1,396 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package flux turns Flux objects into whatchanged Changes: a
+// Kustomization's history becomes revision pairs diffed in the source
+// repository under the Kustomization's path, and a HelmRelease's history
+// becomes chart-version and values changes. It only reads the cluster; it
+// must never patch a Flux object or log a source's credentials.
+package flux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/go-git/go-git/v5/plumbing"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/whatchanged"
+	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
+)
+
+// historyRevisionKey is the status.history metadata key kustomize-controller
+// records the applied source revision under.
+const historyRevisionKey = "revision"
+
+// maxListedFiles bounds Change.Files.
+const maxListedFiles = 20
+
+// Collector reads Kustomizations and HelmReleases in every namespace.
+type Collector struct {
+	Client  client.Reader
+	Mirrors *gitdiff.Cache
+	Limits  gitdiff.Limits
+}
+
+// Name implements whatchanged.Collector.
+func (c *Collector) Name() string { return "flux" }
+
+// Collect implements whatchanged.Collector. Failures for one object become
+// a Note on its Change or a joined error; they never hide the others. A
+// cluster without Flux's CRDs yields nothing and no error.
+func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatchanged.Change, error) {
+	var changes []whatchanged.Change
+	var errs []error
+	var kss kustomizev1.KustomizationList
+	if err := c.Client.List(ctx, &kss); err != nil && !apimeta.IsNoMatchError(err) {
+		errs = append(errs, fmt.Errorf("list Kustomizations: %w", err))
+	}
+	for i := range kss.Items {
+		changes = append(changes, c.KustomizationChanges(ctx, &kss.Items[i], q)...)
+	}
+	var hrs helmv2.HelmReleaseList
+	if err := c.Client.List(ctx, &hrs); err != nil && !apimeta.IsNoMatchError(err) {
+		errs = append(errs, fmt.Errorf("list HelmReleases: %w", err))
+	}
+	var releases []whatchanged.Change
+	for i := range hrs.Items {
+		for _, ch := range HelmReleaseChanges(&hrs.Items[i]) {
+			if !ch.At.Before(q.From) && !ch.At.After(q.To) {
+				releases = append(releases, ch)
+			}
+		}
+	}
+	LinkHelmReleases(releases, changes)
+	return append(changes, releases...), errors.Join(errs...)
+}
+
+// Transition is one move of a Kustomization from a revision to another.
+type Transition struct {
+	From, To string
+	At       time.Time
+	Status   string
+	Note     string
+}
+
+// Transitions reads a Kustomization's deployed revision pairs, oldest
+// first, from status.history; without history it falls back to
+// lastAppliedRevision and lastAttemptedRevision at the Ready condition's
+// transition time.
+func Transitions(ks *kustomizev1.Kustomization) []Transition {
+	hist := append([]transitionSnapshot(nil), snapshotsOf(ks)...)
+	if len(hist) == 0 {
+		return fallbackTransitions(ks)
+	}
+	sort.SliceStable(hist, func(i, j int) bool { return hist[i].first.Before(hist[j].first) })
+	var out []Transition
+	prevRev, prevDigest := "", ""
+	for i, s := range hist {
+		t := Transition{From: prevRev, To: s.revision, At: s.first, Status: s.status}
+		switch {
+		case i == 0:
+			t.Note = "oldest entry in status.history; the revision before it is not recorded"
+		case s.revision == prevRev && s.digest == prevDigest:
+			continue
+		case s.revision == prevRev:
+			t.Note = "same source revision re-applied with different rendered output (substitutions or dependencies changed)"
+		}
+		if s.status != "" && !strings.EqualFold(s.status, "ReconciliationSucceeded") && !strings.EqualFold(s.status, "Succeeded") {
+			t.Note = strings.TrimSpace(t.Note + " reconciliation status: " + s.status)
+		}
+		out = append(out, t)
+		prevRev, prevDigest = s.revision, s.digest
+	}
+	return out
+}
+
+type transitionSnapshot struct {
+	revision, digest, status string
+	first                    time.Time
+}
+
+func snapshotsOf(ks *kustomizev1.Kustomization) []transitionSnapshot {
+	var out []transitionSnapshot
+	for _, s := range ks.Status.History {
+		rev := s.Metadata[historyRevisionKey]
+		if rev == "" {
+			continue
+		}
+		out = append(out, transitionSnapshot{revision: rev, digest: s.Digest, status: s.LastReconciledStatus, first: s.FirstReconciled.Time})
+	}
+	return out
+}
+
+func fallbackTransitions(ks *kustomizev1.Kustomization) []Transition {
+	ready := apimeta.FindStatusCondition(ks.Status.Conditions, "Ready")
+	if ready == nil || ks.Status.LastAppliedRevision == "" {
+		return nil
+	}
+	at := ready.LastTransitionTime.Time
+	if ks.Status.LastAttemptedRevision != "" && ks.Status.LastAttemptedRevision != ks.Status.LastAppliedRevision {
+		return []Transition{{From: ks.Status.LastAppliedRevision, To: ks.Status.LastAttemptedRevision, At: at, Status: "Failed",
+			Note: "attempted but not applied: " + ready.Reason}}
+	}
+	return []Transition{{To: ks.Status.LastAppliedRevision, At: at,
+		Note: "no status.history; time is the Ready condition's last transition and the previous revision is not recorded"}}
+}
+
+// KustomizationChanges builds the Changes for one Kustomization's
+// transitions inside the query window, each with its path-scoped diff.
+func (c *Collector) KustomizationChanges(ctx context.Context, ks *kustomizev1.Kustomization, q whatchanged.Query) []whatchanged.Change {
+	var out []whatchanged.Change
+	inventory := inventoryOf(ks)
+	manages := false
+	if wl, ok := q.Incident.Workload(); ok {
+		for _, o := range inventory {
+			if o.Same(wl) {
+				manages = true
+			}
+		}
+	}
+	for _, t := range Transitions(ks) {
+		if t.At.Before(q.From) || t.At.After(q.To) {
+			continue
+		}
+		ch := whatchanged.Change{
+			Source:          whatchanged.SourceFlux,
+			Object:          whatchanged.ObjectRef{Kind: kustomizev1.KustomizationKind, Namespace: ks.Namespace, Name: ks.Name},
+			At:              t.At,
+			FromRevision:    t.From,
+			ToRevision:      t.To,
+			ManagesWorkload: manages,
+			Note:            t.Note,
+		}
+		c.addDiff(ctx, ks, inventory, t, &ch)
+		ch.Summary = summary(ch, t)
+		out = append(out, ch)
+	}
+	return out
+}
+
+func summary(ch whatchanged.Change, t Transition) string {
+	verb := "applied"
+	if t.Status == "Failed" {
+		verb = "attempted"
+	}
+	to := t.To
+	if r, err := gitdiff.ParseRevision(t.To); err == nil {
+		to = r.Short()
+	}
+	s := fmt.Sprintf("Kustomization %s %s", verb, to)
+	if len(ch.Files) > 0 {
+		s += fmt.Sprintf(" (%d files changed)", len(ch.Files))
+	}
+	return s
+}
+
+// addDiff fills the change's diff, files, objects, author and message from
+// the source repository; what cannot be read becomes the Note.
+func (c *Collector) addDiff(ctx context.Context, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef, t Transition, ch *whatchanged.Change) {
+	note := func(format string, args ...any) {
+		ch.Note = strings.TrimSpace(ch.Note + "; " + fmt.Sprintf(format, args...))
+		ch.Note = strings.TrimPrefix(ch.Note, "; ")
+	}
+	ref := ks.Spec.SourceRef
+	if ref.Kind != "GitRepository" {
+		note("source is a %s: no git history to diff", ref.Kind)
+		return
+	}
+	if c.Mirrors == nil {
+		note("no git mirror cache configured")
+		return
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = ks.Namespace
+	}
+	url, auth, err := whatchanged.ResolveGitRepository(ctx, c.Client, ns, ref.Name)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	m, err := c.Mirrors.Mirror(url, auth)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	to, err := commitOf(t.To)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	from := plumbing.ZeroHash
+	if t.From != "" {
+		if from, err = commitOf(t.From); err != nil {
+			note("%v", err)
+			return
+		}
+	} else if from, err = m.FirstParent(ctx, to); err != nil {
+		note("%v", err)
+		return
+	} else {
+		note("diff shown against the commit's parent")
+	}
+	d, err := m.Diff(ctx, from, to, ks.Spec.Path, c.Limits)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	if info, err := m.Commit(ctx, to); err == nil {
+		ch.Author, ch.Message = info.Author, info.Message
+	}
+	ch.Diff, ch.DiffTruncated = d.Unified, d.Truncated
+	for i, f := range d.Files {
+		if i >= maxListedFiles {
+			break
+		}
+		ch.Files = append(ch.Files, f.Path)
+	}
+	for _, mf := range d.Manifests {
+		ch.Objects = append(ch.Objects, objectOf(mf, ks, inventory))
+	}
+}
+
+func commitOf(rev string) (plumbing.Hash, error) {
+	r, err := gitdiff.ParseRevision(rev)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.CommitHash()
+}
+
+// objectOf places a manifest in its namespace: targetNamespace overrides,
+// then the manifest's own, then the inventory entry of the same kind and name.
+func objectOf(m gitdiff.Manifest, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef) whatchanged.ObjectRef {
+	ref := whatchanged.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name}
+	if ks.Spec.TargetNamespace != "" && m.Kind != "Namespace" && m.Namespace == "" {
+		ref.Namespace = ks.Spec.TargetNamespace
+	}
+	if ref.Namespace == "" {
+		for _, o := range inventory {
+			if o.Kind == m.Kind && o.Name == m.Name {
+				ref.Namespace = o.Namespace
+				break
+			}
+		}
+	}
+	return ref
+}
+
+func inventoryOf(ks *kustomizev1.Kustomization) []whatchanged.ObjectRef {
+	if ks.Status.Inventory == nil {
+		return nil
+	}
+	out := make([]whatchanged.ObjectRef, 0, len(ks.Status.Inventory.Entries))
+	for _, e := range ks.Status.Inventory.Entries {
+		if ref, _, err := whatchanged.ParseInventoryID(e.ID); err == nil {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// HelmReleaseChanges turns consecutive status.history entries of a
+// HelmRelease into chart-version and values changes. Values themselves are
+// not in the status, so a values change is reported by its config digest.
+func HelmReleaseChanges(hr *helmv2.HelmRelease) []whatchanged.Change {
+	snaps := append(helmv2.Snapshots(nil), hr.Status.History...)
+	sort.SliceStable(snaps, func(i, j int) bool { return snaps[i].Version < snaps[j].Version })
+	var out []whatchanged.Change
+	for i := 1; i < len(snaps); i++ {
+		prev, cur := snaps[i-1], snaps[i]
+		var what []string
+		if prev.ChartName != cur.ChartName || prev.ChartVersion != cur.ChartVersion {
+			what = append(what, fmt.Sprintf("chart %s %s -> %s %s", prev.ChartName, prev.ChartVersion, cur.ChartName, cur.ChartVersion))
+		}
+		if prev.AppVersion != cur.AppVersion {
+			what = append(what, fmt.Sprintf("appVersion %s -> %s", prev.AppVersion, cur.AppVersion))
+		}
+		if prev.ConfigDigest != cur.ConfigDigest {
+			what = append(what, "values changed (config digest "+shortDigest(prev.ConfigDigest)+" -> "+shortDigest(cur.ConfigDigest)+")")
+		}
+		if len(what) == 0 {
+			what = append(what, "re-deployed with the same chart and values")
+		}
+		ch := whatchanged.Change{
+			Source:       whatchanged.SourceFlux,
+			Object:       whatchanged.ObjectRef{Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name},
+			Summary:      fmt.Sprintf("HelmRelease release v%d: %s", cur.Version, strings.Join(what, "; ")),
+			At:           cur.FirstDeployed.Time,
+			FromRevision: prev.ChartVersion,
+			ToRevision:   cur.ChartVersion,
+		}
+		if cur.Namespace != "" && cur.Namespace != hr.Namespace {
+			// The Helm release lives in its target namespace; naming it there
+			// ties the change to workloads in that namespace.
+			ch.Objects = []whatchanged.ObjectRef{{Kind: "HelmRelease", Namespace: cur.Namespace, Name: cur.Name}}
+		}
+		if cur.Status != "" && cur.Status != "deployed" && cur.Status != "superseded" {
+			ch.Note = "release status: " + cur.Status
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// helmLinkWindow is how long after a Kustomization applied a HelmRelease's
+// manifest the release may follow and still be attributed to that commit.
+const helmLinkWindow = 30 * time.Minute
+
+// LinkHelmReleases notes on each HelmRelease change the Kustomization change
+// whose diff rewrote the HelmRelease manifest shortly before: that commit is
+// where its chart version or values were changed, and its diff is on that
+// Change.
+func LinkHelmReleases(releases, kustomizations []whatchanged.Change) {
+	for i := range releases {
+		hr := releases[i].Object
+		var best *whatchanged.Change
+		for j := range kustomizations {
+			ks := &kustomizations[j]
+			if ks.At.After(releases[i].At) || releases[i].At.Sub(ks.At) > helmLinkWindow {
+				continue
+			}
+			for _, o := range ks.Objects {
+				if o.Same(hr) && (best == nil || ks.At.After(best.At)) {
+					best = ks
+				}
+			}
+		}
+		if best == nil {
+			continue
+		}
+		link := fmt.Sprintf("manifest changed by %s at %s", best.Object, best.ToRevision)
+		if len(best.Files) > 0 {
+			link += " (" + strings.Join(best.Files, ", ") + ")"
+		}
+		releases[i].Note = strings.TrimPrefix(releases[i].Note+"; "+link, "; ")
+		releases[i].Files = best.Files
+	}
+}
+
+func shortDigest(d string) string {
+	if _, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
+		return hex[:12]
+	}
+	return d
+}

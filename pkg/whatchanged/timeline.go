@@ -1,0 +1,207 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package whatchanged
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Collector finds the changes one system saw in a time range. A Collector
+// returns what it could find; an error is reported beside the timeline, never
+// instead of it.
+type Collector interface {
+	// Name is a short label such as "flux" used in warnings.
+	Name() string
+	// Collect returns the changes observed in [q.From, q.To].
+	Collect(ctx context.Context, q Query) ([]Change, error)
+}
+
+// Query is what a Collector is asked for.
+type Query struct {
+	Incident Incident
+	From     time.Time
+	To       time.Time
+}
+
+// DefaultMaxChanges bounds a timeline when Finder.MaxChanges is zero.
+const DefaultMaxChanges = 50
+
+// Finder builds timelines from a set of collectors.
+type Finder struct {
+	Collectors []Collector
+	// MaxChanges bounds the timeline; zero means DefaultMaxChanges.
+	MaxChanges int
+	// Now returns the current time; nil means time.Now. Tests pin it.
+	Now func() time.Time
+}
+
+// Report is a ranked timeline and what could not be looked at.
+type Report struct {
+	Incident Incident  `json:"incident"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	// Changes are ranked most relevant first; changes after the incident
+	// start come last, marked CannotHaveCaused.
+	Changes []Change `json:"changes"`
+	// Omitted counts changes dropped by the MaxChanges bound.
+	Omitted int `json:"omitted,omitempty"`
+	// Warnings name collectors that failed and why.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Timeline returns the ranked changes from window before the incident start
+// up to now. Changes after the start are kept, because a responder's
+// rollback belongs on the timeline, but marked as unable to cause it.
+func (f *Finder) Timeline(ctx context.Context, inc Incident, window time.Duration) (Report, error) {
+	if err := inc.Validate(); err != nil {
+		return Report{}, err
+	}
+	if window <= 0 {
+		return Report{}, fmt.Errorf("window: must be positive, got %s", window)
+	}
+	now := time.Now()
+	if f.Now != nil {
+		now = f.Now()
+	}
+	q := Query{Incident: inc, From: inc.Start.Add(-window), To: now}
+	if q.To.Before(inc.Start) {
+		q.To = inc.Start
+	}
+
+	type result struct {
+		name    string
+		changes []Change
+		err     error
+	}
+	results := make([]result, len(f.Collectors))
+	var wg sync.WaitGroup
+	for i, c := range f.Collectors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			changes, err := c.Collect(ctx, q)
+			results[i] = result{name: c.Name(), changes: changes, err: err}
+		}()
+	}
+	wg.Wait()
+
+	rep := Report{Incident: inc, From: q.From, To: q.To}
+	var all []Change
+	for _, r := range results {
+		if r.err != nil {
+			rep.Warnings = append(rep.Warnings, r.name+": "+r.err.Error())
+		}
+		for _, c := range r.changes {
+			if c.At.Before(q.From) || c.At.After(q.To) {
+				continue
+			}
+			all = append(all, c)
+		}
+	}
+	if err := ctx.Err(); err != nil && len(all) == 0 {
+		return rep, errors.Join(err, errors.New("timeline: cancelled before any collector answered"))
+	}
+	Rank(all, inc, window)
+	limit := f.MaxChanges
+	if limit <= 0 {
+		limit = DefaultMaxChanges
+	}
+	if len(all) > limit {
+		rep.Omitted = len(all) - limit
+		all = all[:limit]
+	}
+	rep.Changes = all
+	return rep, nil
+}
+
+// Rank scores each change against the incident and sorts the slice: most
+// relevant first, then the changes after the incident start in time order.
+//
+// The score puts the relation first (workload > namespace or owner chain >
+// managing GitOps object > elsewhere) and, within a relation, nearness to the
+// start: a change just before the start scores near the top of its band, one
+// at the far edge of the window near the bottom.
+func Rank(changes []Change, inc Incident, window time.Duration) {
+	for i := range changes {
+		c := &changes[i]
+		c.Relation = Relate(*c, inc)
+		if c.At.After(inc.Start) {
+			c.CannotHaveCaused = true
+			c.Score = 0
+			continue
+		}
+		c.CannotHaveCaused = false
+		c.Score = (float64(c.Relation) + 0.999*proximity(inc.Start.Sub(c.At), window)) / 4
+	}
+	sort.SliceStable(changes, func(i, j int) bool {
+		a, b := changes[i], changes[j]
+		if a.CannotHaveCaused != b.CannotHaveCaused {
+			return !a.CannotHaveCaused
+		}
+		if a.CannotHaveCaused {
+			return a.At.Before(b.At)
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.At.After(b.At)
+	})
+}
+
+// proximity is 1 at the incident start, falling linearly to 0 at the far
+// edge of the window.
+func proximity(before, window time.Duration) float64 {
+	if window <= 0 || before <= 0 {
+		return 1
+	}
+	p := 1 - float64(before)/float64(window)
+	if p < 0 {
+		return 0
+	}
+	return p
+}
+
+// Relate says how close a change is to the incident's workload.
+func Relate(c Change, inc Incident) Relation {
+	touched := append([]ObjectRef{c.Object}, c.Objects...)
+	if wl, ok := inc.Workload(); ok {
+		for _, o := range touched {
+			if o.Same(wl) {
+				return RelationWorkload
+			}
+		}
+	}
+	for _, o := range touched {
+		for _, owner := range inc.OwnerChain {
+			if o.Same(owner) {
+				return RelationNamespace
+			}
+		}
+		if inc.Namespace != "" && o.Namespace == inc.Namespace {
+			return RelationNamespace
+		}
+	}
+	if c.ManagesWorkload {
+		return RelationGitOpsParent
+	}
+	return RelationElsewhere
+}

@@ -1,0 +1,212 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package chart tests the Helm chart: it lints and renders it with a helm
+// built from the module proxy, dry-runs the rendered manifests against the
+// real API server, and holds the RBAC invariants the security model rests on.
+package chart
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/runlore/runlore/test/testenv"
+)
+
+var (
+	chartDir = filepath.Join(testenv.Root(), "charts", "runlore")
+	cases    = map[string][]string{
+		"defaults":   nil,
+		"everything": {"-f", filepath.Join("testdata", "values-everything.yaml")},
+	}
+)
+
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := os.Getenv("RUNLORE_HELM")
+	if bin == "" {
+		t.Fatal("RUNLORE_HELM is not set: run the tests with `make test`, which builds helm (hack/helm.sh)")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+func render(t *testing.T, values []string) []*unstructured.Unstructured {
+	t.Helper()
+	out := helm(t, append([]string{"template", "runlore", chartDir, "--namespace", "runlore-system", "--include-crds", "--kube-version", "1.37.2"}, values...)...)
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("decoding rendered chart: %v", err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+	return objs
+}
+
+func TestChartLints(t *testing.T) {
+	for name, values := range cases {
+		t.Run(name, func(t *testing.T) {
+			out := helm(t, append([]string{"lint", "--strict", "--kube-version", "1.37.2", chartDir}, values...)...)
+			NewWithT(t).Expect(out).To(ContainSubstring("0 chart(s) failed"))
+		})
+	}
+}
+
+// TestRenderedChartIsAccepted applies every rendered object to the real API
+// server with a server-side dry run.
+func TestRenderedChartIsAccepted(t *testing.T) {
+	g := NewWithT(t)
+	env, err := testenv.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	env.CRDInstallOptions = envtest.CRDInstallOptions{Paths: []string{filepath.Join("testdata", "crds")}}
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(rest.CopyConfig(cfg), client.Options{Scheme: testenv.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx := context.Background()
+	for _, ns := range []string{"runlore-system", "flux-system", "payments", "apps"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	for name, values := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			kinds := map[string]int{}
+			for _, obj := range render(t, values) {
+				kinds[obj.GetKind()]++
+				if obj.GetKind() == "CustomResourceDefinition" {
+					continue // installed by the test environment already
+				}
+				err := c.Create(ctx, obj, client.DryRunAll)
+				g.Expect(err).NotTo(HaveOccurred(), "%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+			}
+			g.Expect(kinds).To(HaveKey("Deployment"))
+			g.Expect(kinds["CustomResourceDefinition"]).To(Equal(8))
+			if name == "everything" {
+				for _, k := range []string{"Certificate", "ServiceMonitor", "NetworkPolicy", "CiliumNetworkPolicy",
+					"PodDisruptionBudget", "PersistentVolumeClaim", "TriggerPolicy", "RecallPolicy", "ActionPolicy", "KnowledgeCatalog"} {
+					g.Expect(kinds).To(HaveKey(k))
+				}
+			}
+		})
+	}
+}
+
+// TestRBACInvariants holds the least-privilege rules: pods/log only in
+// namespaced Roles, no write verbs cluster-wide outside RunLore's group and
+// Events, Secrets only by name, execution rights only when actions are on.
+func TestRBACInvariants(t *testing.T) {
+	for name, values := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			var actionRoles int
+			for _, obj := range render(t, values) {
+				switch obj.GetKind() {
+				case "ClusterRole":
+					role := &rbacv1.ClusterRole{}
+					g.Expect(convert(obj, role)).To(Succeed())
+					for _, r := range role.Rules {
+						for _, res := range r.Resources {
+							g.Expect(res).NotTo(Equal("pods/log"), "pods/log is never cluster-wide")
+							g.Expect(res).NotTo(Equal("secrets"), "Secrets are never readable cluster-wide")
+						}
+						if hasWrite(r.Verbs) {
+							for _, grp := range r.APIGroups {
+								g.Expect(grp).To(BeElementOf("runlore.io", "events.k8s.io"),
+									"cluster-wide write verbs %v on group %q", r.Verbs, grp)
+							}
+						}
+					}
+				case "Role":
+					role := &rbacv1.Role{}
+					g.Expect(convert(obj, role)).To(Succeed())
+					for _, r := range role.Rules {
+						for _, res := range r.Resources {
+							if res == "secrets" {
+								g.Expect(r.ResourceNames).NotTo(BeEmpty(), "Secrets only by name")
+								g.Expect(r.Verbs).To(Equal([]string{"get"}))
+							}
+						}
+					}
+					if strings.HasSuffix(role.Name, "-actions") {
+						actionRoles++
+					}
+				}
+			}
+			if name == "defaults" {
+				g.Expect(actionRoles).To(BeZero(), "no execution rights while actions are off")
+			} else {
+				g.Expect(actionRoles).To(Equal(2), "one execution Role per allowed namespace")
+			}
+		})
+	}
+}
+
+func hasWrite(verbs []string) bool {
+	for _, v := range verbs {
+		switch v {
+		case "get", "list", "watch":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func convert(obj *unstructured.Unstructured, into any) error {
+	raw, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(raw, into); err != nil {
+		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
+}
