@@ -17,6 +17,8 @@ limitations under the License.
 package recall
 
 import (
+	"context"
+
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/outcome"
@@ -57,4 +59,19 @@ func (x Entries) Name(cands []Candidate) {
 			cands[i].Entry = e.Name
 		}
 	}
+}
+
+// Searcher wraps s so every candidate it returns is named by its
+// KnowledgeEntry.
+func (x Entries) Searcher(s Searcher) Searcher { return namingSearcher{s, x} }
+
+type namingSearcher struct {
+	Searcher
+	entries Entries
+}
+
+func (n namingSearcher) Search(ctx context.Context, text string, k int) ([]Candidate, error) {
+	cands, err := n.Searcher.Search(ctx, text, k)
+	n.entries.Name(cands)
+	return cands, err
 }

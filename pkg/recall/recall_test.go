@@ -589,4 +589,16 @@ func TestEntries(t *testing.T) {
 	x.Name(cands)
 	g.Expect(cands[0].Name()).To(Equal("main-api-oom"))
 	g.Expect(cands[1].Name()).To(Equal("main:other.md"))
+
+	hit := cand("payments/api-oom.md", "payments/api", 10, 0.9)
+	hit.ID = "main:payments/api-oom.md"
+	named := x.Searcher(&fixedSearcher{cands: []Candidate{hit}})
+	res, err := Recall(context.Background(), named, nil, Input{Query: Query{Text: "oom", Workload: wl("payments", "", "api")},
+		Trust: x.Trust(), ResolveChannelLive: true, Policy: DefaultPolicy(), Now: now})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Decision.Fired).To(BeFalse(), "3 recalls, 1 resolved and a 👎: decayed")
+	g.Expect(gateByName(res.Decision, GateOutcome)[0].Reason).To(ContainSubstring("decayed: trust 0.33"))
+	got, err := named.Search(context.Background(), "oom", 20)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got[0].Name()).To(Equal("main-api-oom"))
 }
