@@ -38,6 +38,9 @@ const (
 	// SilencedCondition is True on an Incident that a human silenced with
 	// the runlore.io/silence annotation (negative polarity).
 	SilencedCondition = "Silenced"
+	// IgnoredCondition is True on an Incident its TriggerPolicy rejected
+	// for investigation; the message says which rule (negative polarity).
+	IgnoredCondition = "Ignored"
 	// IndexedCondition is True on a KnowledgeCatalog whose current revision
 	// is indexed and searchable (positive polarity).
 	IndexedCondition = "Indexed"
@@ -68,6 +71,8 @@ const (
 	AlertResolvedReason = "AlertResolved"
 	// AlertFiringReason: the alert source reports the alert firing.
 	AlertFiringReason = "AlertFiring"
+	// IgnoredByPolicyReason: the TriggerPolicy rejected the Incident.
+	IgnoredByPolicyReason = "IgnoredByPolicy"
 	// SilencedByUserReason: a human silenced the Incident.
 	SilencedByUserReason = "SilencedByUser"
 	// IndexFailedReason: the catalog could not be fetched or indexed.

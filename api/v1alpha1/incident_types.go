@@ -46,6 +46,9 @@ const (
 	IncidentResolved      IncidentPhase = "Resolved"
 	IncidentSilenced      IncidentPhase = "Silenced"
 	IncidentFailed        IncidentPhase = "Failed"
+	// IncidentIgnored: the TriggerPolicy admitted the alert as a record but
+	// not for investigation; the Ignored condition says why.
+	IncidentIgnored IncidentPhase = "Ignored"
 )
 
 // IncidentSpec is one alerting situation as its source reported it.
@@ -177,6 +180,13 @@ type IncidentStatus struct {
 	// investigation names the Investigation of the latest occurrence.
 	// +optional
 	Investigation string `json:"investigation,omitempty"`
+
+	// coalescedInto names the Incident (same namespace) whose Investigation
+	// this one shares, because both were about one workload inside the
+	// TriggerPolicy's coalesce window; empty when it leads its own.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	CoalescedInto string `json:"coalescedInto,omitempty"`
 
 	// cause is the top root cause of the latest Investigation, one line.
 	// +kubebuilder:validation:MaxLength=512

@@ -89,6 +89,17 @@ type TriggerPolicySpec struct {
 	// +kubebuilder:default="60s"
 	// +optional
 	GitOpsFailureDebounce metav1.Duration `json:"gitopsFailureDebounce,omitempty"`
+	// coalesceWindow: Incidents about one workload that fire within this
+	// window of each other share one Investigation (a storm). Defaults to
+	// 2m; 0s gives every Incident its own.
+	// +kubebuilder:default="2m"
+	// +optional
+	CoalesceWindow metav1.Duration `json:"coalesceWindow,omitempty"`
+	// dropIgnored: an alert this policy rejects is not recorded at all,
+	// instead of becoming an Incident in phase Ignored. Defaults to false,
+	// so nothing is silently lost.
+	// +optional
+	DropIgnored bool `json:"dropIgnored,omitempty"`
 	// watchGitOps enables the GitOps-failure watcher for this namespace.
 	// +optional
 	WatchGitOps bool `json:"watchGitOps,omitempty"`

@@ -35,6 +35,7 @@ Usage:
   lore demo               run RunLore against a local control plane with a seeded fault
   lore investigate        file an Incident by hand and follow it to its answer
   lore whatchanged        print the ranked change timeline around a workload
+  lore kb export          write draft KnowledgeEntries out as OKF files
   lore version            print the version
 
 Run 'lore <command> -h' for a command's flags.
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInvestigate(args[1:], stdout, stderr)
 	case "whatchanged":
 		return runWhatChanged(args[1:], stdout, stderr)
+	case "kb":
+		return runKB(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "version", "--version":

@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/trigger"
+)
+
+// DefaultEnvironmentLabels are the alert labels read, in order, for an
+// Incident's environment.
+var DefaultEnvironmentLabels = []string{"environment", "env"}
+
+// Limits of free-text spec fields, from the CRD schema; longer text is
+// shortened rather than refused, since it identifies nothing.
+const (
+	maxTitle        = 512
+	maxMessage      = 8192
+	maxTriggerKey   = 512
+	maxGeneratorURL = 2048
+	maxWorkloadName = 253
+)
+
+// IncidentName is the deterministic name of the Incident for a fingerprint:
+// a readable prefix from hint (the alertname, or a GitOps object) and a hash
+// of the fingerprint, so a re-sent or re-grouped alert lands on the same
+// object and two fingerprints never share one. The result is a valid
+// DNS-1123 subdomain of at most 53 characters.
+func IncidentName(hint, fingerprint string) string {
+	sum := sha256.Sum256([]byte(fingerprint))
+	prefix := slug(hint, 40)
+	if prefix == "" {
+		prefix = "incident"
+	}
+	return prefix + "-" + hex.EncodeToString(sum[:6])
+}
+
+// slug lowercases s and keeps [a-z0-9], joining runs of anything else with
+// single dashes, so KubePodCrashLooping becomes kubepodcrashlooping and
+// Kustomization/apps becomes kustomization-apps.
+func slug(s string, max int) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if b.Len() >= max {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+// Fingerprint is the alert's fingerprint as its sender wrote it, or, when it
+// is absent, the one Alertmanager would compute from the labels.
+func Fingerprint(a *Alert) string {
+	if a.Fingerprint != "" {
+		return a.Fingerprint
+	}
+	return model.Fingerprint(model.LabelsToSignature(a.Labels)).String()
+}
+
+// SpecFromAlert builds the Incident spec an alert describes. environmentLabels
+// are read in order for the environment (nil: DefaultEnvironmentLabels).
+func SpecFromAlert(a *Alert, environmentLabels []string) (runlorev1.IncidentSpec, error) {
+	if environmentLabels == nil {
+		environmentLabels = DefaultEnvironmentLabels
+	}
+	alertName := a.Labels[model.AlertNameLabel]
+	spec := runlorev1.IncidentSpec{
+		Fingerprint: Fingerprint(a),
+		Source:      runlorev1.SourceAlertmanager,
+		AlertName:   alertName,
+		Severity:    a.Labels["severity"],
+		Labels:      maps.Clone(a.Labels),
+		Annotations: maps.Clone(a.Annotations),
+	}
+	for _, l := range environmentLabels {
+		if v := a.Labels[l]; v != "" {
+			spec.Environment = truncate(v, maxShortField)
+			break
+		}
+	}
+	spec.Title = firstNonEmpty(a.Annotations["summary"], a.Annotations["title"], alertName, "alert "+spec.Fingerprint)
+	spec.Title = truncate(oneLine(spec.Title), maxTitle)
+	spec.Message = truncate(firstNonEmpty(a.Annotations["description"], a.Annotations["message"]), maxMessage)
+	if len(a.GeneratorURL) <= maxGeneratorURL {
+		// A cut URL is a broken link; one too long is left out.
+		spec.GeneratorURL = a.GeneratorURL
+	}
+	if !a.Starts.IsZero() {
+		t := metav1.NewTime(a.Starts)
+		spec.StartsAt = &t
+	}
+	if a.Status == StatusResolved && !a.Ends.IsZero() {
+		t := metav1.NewTime(a.Ends)
+		spec.EndsAt = &t
+	}
+	if w := identity.FromLabels(a.Labels); w != nil {
+		if err := checkWorkload(w); err != nil {
+			return spec, err
+		}
+		spec.Workload = w
+	}
+	spec.TriggerKey = TriggerKey(alertName, spec.Workload)
+	return spec, nil
+}
+
+// TriggerKey groups occurrences that share a cause: the alertname plus the
+// workload when there is one.
+func TriggerKey(alertName string, w *runlorev1.Workload) string {
+	key := alertName
+	if w != nil {
+		key += "/" + identity.String(*w)
+	}
+	return truncate(key, maxTriggerKey)
+}
+
+func checkWorkload(w *runlorev1.Workload) *FieldError {
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{
+		{"namespace", w.Namespace, maxShortField}, {"kind", w.Kind, maxShortField},
+		{"name", w.Name, maxWorkloadName}, {"account", w.Account, 64}, {"region", w.Region, 64},
+	} {
+		if len(f.value) > f.max {
+			return &FieldError{Field: "labels", Reason: fmt.Sprintf("workload %s from the labels is %d characters, at most %d", f.name, len(f.value), f.max)}
+		}
+	}
+	return nil
+}
+
+// observation turns an alert into what trigger.Observe folds.
+func observation(a *Alert) trigger.Observation {
+	return trigger.Observation{Firing: a.Status == StatusFiring, StartsAt: a.Starts, EndsAt: a.Ends}
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// truncate shortens s to at most n bytes without splitting a UTF-8 rune.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

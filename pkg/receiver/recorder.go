@@ -1,0 +1,269 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/trigger"
+)
+
+// Recorder turns signals (an alert, a GitOps failure) into Incidents: it
+// places the Incident, applies the governing TriggerPolicy's admission, and
+// folds the signal into the Incident's occurrences. It is shared by the
+// webhook handler and the GitOps-failure watcher. It only creates and updates
+// Incidents; it never starts an Investigation.
+type Recorder struct {
+	// Client reads TriggerPolicies and Namespaces and writes Incidents.
+	Client client.Client
+	// APIReader, when set, is an uncached reader used to re-read an
+	// Incident after a write conflict, since a cache may still hold the
+	// version that lost. Nil means Client.
+	APIReader client.Reader
+	// Namespace is the operator's namespace: where an Incident lives when
+	// its workload's namespace is absent, missing or not allowed, and where
+	// cluster-wide TriggerPolicies live.
+	Namespace string
+	// AllowedNamespaces are globs of workload namespaces an Incident may be
+	// written to; nil allows every namespace.
+	AllowedNamespaces []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Signal is one report to record.
+type Signal struct {
+	// Spec is the Incident spec the report describes.
+	Spec runlorev1.IncidentSpec
+	// NameHint is the readable prefix of the Incident's name; empty means
+	// the alertname.
+	NameHint string
+	// Observation is the report's firing or resolve.
+	Observation trigger.Observation
+	// ObjectLabels are set on the Incident's metadata when it is created,
+	// so its source can find it again (the GitOps watcher's object key).
+	ObjectLabels map[string]string
+}
+
+// Outcome says what Record did.
+type Outcome struct {
+	Key        types.NamespacedName
+	Transition trigger.Transition
+	// Created: the Incident did not exist before.
+	Created bool
+	// Ignored is the policy's reason when it rejected the Incident.
+	Ignored string
+	// Dropped: the policy rejected it with dropIgnored; nothing was written.
+	Dropped bool
+}
+
+// maxAttempts bounds retries when concurrent writers race on one Incident.
+const maxAttempts = 8
+
+// Record writes one signal. It is idempotent: a re-sent report changes
+// nothing, and concurrent reports about one Incident are retried on conflict.
+func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	if sig.Observation.ReceivedAt.IsZero() {
+		sig.Observation.ReceivedAt = now()
+	}
+	if !sig.Observation.Firing && sig.Spec.EndsAt == nil {
+		// spec.endsAt is what says "resolved" to every reader of the
+		// Incident; a sender that omits it resolved the alert on arrival.
+		end := sig.Observation.EndsAt
+		if end.IsZero() {
+			end = sig.Observation.ReceivedAt
+		}
+		sig.Spec.EndsAt = &metav1.Time{Time: end.UTC().Truncate(time.Second)}
+	}
+	ns, err := r.placement(ctx, sig.Spec.Workload)
+	if err != nil {
+		return Outcome{}, err
+	}
+	hint := sig.NameHint
+	if hint == "" {
+		hint = sig.Spec.AlertName
+	}
+	key := types.NamespacedName{Namespace: ns, Name: IncidentName(hint, sig.Spec.Fingerprint)}
+	out := Outcome{Key: key}
+
+	probe := &runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}, Spec: sig.Spec}
+	policy, err := r.policyFor(ctx, probe)
+	if err != nil {
+		return out, err
+	}
+	admitted, why := trigger.Admit(policy, probe)
+	if !admitted {
+		out.Ignored = why
+		if policy.Spec.DropIgnored {
+			out.Dropped = true
+			return out, nil
+		}
+	}
+
+	reader := client.Reader(r.Client)
+	for attempt := 0; ; attempt++ {
+		err = r.apply(ctx, reader, key, sig, policy, why, &out)
+		if r.APIReader != nil {
+			reader = r.APIReader
+		}
+		if err == nil || attempt+1 == maxAttempts || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
+			return out, err
+		}
+	}
+}
+
+// apply is one read-modify-write of the Incident.
+func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, ignored string, out *Outcome) error {
+	var inc runlorev1.Incident
+	err := reader.Get(ctx, key, &inc)
+	switch {
+	case apierrors.IsNotFound(err):
+		inc = runlorev1.Incident{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: sig.ObjectLabels},
+			Spec:       sig.Spec,
+		}
+		if err := r.Client.Create(ctx, &inc); err != nil {
+			return fmt.Errorf("create Incident %s: %w", key, err)
+		}
+		out.Created = true
+	case err != nil:
+		return fmt.Errorf("get Incident %s: %w", key, err)
+	}
+
+	st := inc.Status.DeepCopy()
+	out.Transition = trigger.Observe(st, sig.Observation, policy.Spec.DedupWindow.Duration)
+	trigger.SetIgnored(st, ignored, sig.Observation.ReceivedAt)
+
+	if !out.Created && out.Transition != trigger.Stale {
+		spec := mergeSpec(&inc.Spec, sig.Spec, sig.Observation.Firing)
+		if !equality.Semantic.DeepEqual(spec, inc.Spec) {
+			inc.Spec = spec
+			if err := r.Client.Update(ctx, &inc); err != nil {
+				return fmt.Errorf("update Incident %s: %w", key, err)
+			}
+		}
+	}
+	if !equality.Semantic.DeepEqual(*st, inc.Status) {
+		inc.Status = *st
+		if err := r.Client.Status().Update(ctx, &inc); err != nil {
+			return fmt.Errorf("update Incident %s status: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// mergeSpec takes the latest report's description of the alert while keeping
+// what the receiver must never change: the immutable fingerprint, a person's
+// suspend, and a workload kind confirmed earlier that this report could not
+// confirm (the pod is gone).
+func mergeSpec(old *runlorev1.IncidentSpec, latest runlorev1.IncidentSpec, firing bool) runlorev1.IncidentSpec {
+	spec := latest
+	spec.Fingerprint = old.Fingerprint
+	spec.Suspend = old.Suspend
+	if old.Workload != nil && spec.Workload != nil && old.Workload.Kind != "" &&
+		(spec.Workload.Kind == "" || spec.Workload.Kind == identity.KindPod) && identity.Agree(*old.Workload, *spec.Workload) {
+		spec.Workload = old.Workload.DeepCopy()
+	}
+	if firing {
+		spec.EndsAt = nil
+	}
+	return spec
+}
+
+// Placement is the namespace an Incident about w is written to: w's
+// namespace when that namespace is allowed and exists, else the operator's.
+func (r *Recorder) Placement(ctx context.Context, w *runlorev1.Workload) (string, error) {
+	return r.placement(ctx, w)
+}
+
+// placement is the namespace an Incident is written to: its workload's when
+// that namespace is allowed and exists, else the operator's.
+func (r *Recorder) placement(ctx context.Context, w *runlorev1.Workload) (string, error) {
+	if w == nil || w.Namespace == "" || !r.allowed(w.Namespace) {
+		return r.Namespace, nil
+	}
+	var ns corev1.Namespace
+	err := r.Client.Get(ctx, types.NamespacedName{Name: w.Namespace}, &ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.Namespace, nil
+	case err != nil:
+		return "", fmt.Errorf("look up namespace %s: %w", w.Namespace, err)
+	case ns.DeletionTimestamp != nil:
+		return r.Namespace, nil
+	}
+	return w.Namespace, nil
+}
+
+func (r *Recorder) allowed(ns string) bool {
+	if r.AllowedNamespaces == nil {
+		return true
+	}
+	for _, glob := range r.AllowedNamespaces {
+		if ok, err := path.Match(glob, ns); ok && err == nil || glob == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// policyFor lists the TriggerPolicies that may govern inc (its namespace's
+// and the operator's) and selects one.
+func (r *Recorder) policyFor(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.TriggerPolicy, error) {
+	var all []runlorev1.TriggerPolicy
+	for _, ns := range uniq(inc.Namespace, r.Namespace) {
+		var list runlorev1.TriggerPolicyList
+		if err := r.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("list TriggerPolicies in %s: %w", ns, err)
+		}
+		all = append(all, list.Items...)
+	}
+	return trigger.Select(all, inc), nil
+}
+
+// PolicyFor is the TriggerPolicy governing an Incident, for the Incident
+// reconciler and the GitOps watcher: the same selection the receiver used.
+func (r *Recorder) PolicyFor(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.TriggerPolicy, error) {
+	return r.policyFor(ctx, inc)
+}
+
+func uniq(a, b string) []string {
+	if a == b || b == "" {
+		return []string{a}
+	}
+	return []string{a, b}
+}
+
+// errNoNamespace is returned when the Recorder has no operator namespace.
+var errNoNamespace = errors.New("receiver: the operator's Namespace is required")

@@ -1,0 +1,237 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The token Secret is read by name only; the chart grants get on that one
+// Secret, so no cluster-wide secrets rule is declared here.
+//
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;update
+// +kubebuilder:rbac:groups=runlore.io,resources=triggerpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
+
+// Options configure the receiver.
+type Options struct {
+	// Client writes Incidents and reads TriggerPolicies and Namespaces (the
+	// manager's client).
+	Client client.Client
+	// APIReader is an uncached reader (mgr.GetAPIReader()) for the token
+	// Secret, for re-reading an Incident after a write conflict and, with
+	// ConfirmOwners, for live pods and their owners. Nil means Client.
+	APIReader client.Reader
+	// Namespace is the operator's namespace. Required.
+	Namespace string
+	// AllowedNamespaces are globs of workload namespaces Incidents may be
+	// written to; nil allows all, others go to Namespace.
+	AllowedNamespaces []string
+
+	// Token, TokenFile or TokenSecretName/TokenSecretKey (a Secret in
+	// Namespace) supply the bearer token; exactly one is required unless
+	// Insecure.
+	Token           string
+	TokenFile       string
+	TokenSecretName string
+	TokenSecretKey  string
+	// Insecure accepts unauthenticated requests (local use only; logged).
+	Insecure bool
+
+	// ConfirmOwners confirms a workload reduced from a pod name against the
+	// live owner chain when the pod still exists.
+	ConfirmOwners bool
+	// EnvironmentLabels are read in order for the environment; nil means
+	// DefaultEnvironmentLabels.
+	EnvironmentLabels []string
+
+	// BindAddress defaults to ":9444".
+	BindAddress string
+	// ReadTimeout, WriteTimeout, IdleTimeout and ShutdownTimeout default to
+	// 10s, 30s, 60s and 15s.
+	ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
+	// MaxBodyBytes defaults to DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RatePerSecond and RateBurst bound requests per source address;
+	// defaults DefaultRatePerSec and DefaultRateBurst; a negative rate
+	// disables the limit.
+	RatePerSecond float64
+	RateBurst     int
+
+	// Concurrency bounds the Incident writes of one request in flight;
+	// defaults to DefaultConcurrency.
+	Concurrency int
+
+	// Logger defaults to a discarding logger.
+	Logger logr.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultConcurrency is how many alerts of one request are written at once.
+const DefaultConcurrency = 8
+
+// DefaultBindAddress is where `lore serve` listens for webhooks.
+const DefaultBindAddress = ":9444"
+
+// Server runs the receiver's HTTP server. It implements controller-runtime's
+// manager.Runnable and LeaderElectionRunnable (every replica receives).
+type Server struct {
+	opts     Options
+	handler  *Handler
+	mux      *http.ServeMux
+	recorder *Recorder
+}
+
+// New validates the options and builds the receiver.
+func New(o Options) (*Server, error) {
+	if o.Client == nil {
+		return nil, errors.New("receiver: Client is required")
+	}
+	if o.Namespace == "" {
+		return nil, errNoNamespace
+	}
+	if o.APIReader == nil {
+		o.APIReader = o.Client
+	}
+	var tok *tokenSource
+	sources := 0
+	if o.Token != "" {
+		tok, sources = staticToken(o.Token), sources+1
+	}
+	if o.TokenFile != "" {
+		tok, sources = fileToken(o.TokenFile), sources+1
+	}
+	if o.TokenSecretName != "" {
+		if o.TokenSecretKey == "" {
+			return nil, errors.New("receiver: TokenSecretKey is required with TokenSecretName")
+		}
+		tok, sources = secretToken(o.APIReader, o.Namespace, o.TokenSecretName, o.TokenSecretKey), sources+1
+	}
+	switch {
+	case sources > 1:
+		return nil, errors.New("receiver: set only one of Token, TokenFile and TokenSecretName")
+	case sources == 0 && !o.Insecure:
+		return nil, errors.New("receiver: a token is required (TokenFile or TokenSecretName); Insecure disables authentication for local use")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.ReadTimeout, 10*time.Second)
+	def(&o.WriteTimeout, 30*time.Second)
+	def(&o.IdleTimeout, 60*time.Second)
+	def(&o.ShutdownTimeout, 15*time.Second)
+	if o.BindAddress == "" {
+		o.BindAddress = DefaultBindAddress
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.RatePerSecond == 0 {
+		o.RatePerSecond = DefaultRatePerSec
+	}
+	if o.RateBurst <= 0 {
+		o.RateBurst = DefaultRateBurst
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	rec := &Recorder{Client: o.Client, APIReader: o.APIReader, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
+	h := &Handler{
+		record: rec.Record, token: tok, insecure: o.Insecure && sources == 0, maxBody: o.MaxBodyBytes,
+		limiter: newSourceLimiter(o.RatePerSecond, o.RateBurst), environmentLabels: o.EnvironmentLabels,
+		concurrency: o.Concurrency, log: o.Logger,
+	}
+	if o.ConfirmOwners {
+		h.owners = o.APIReader
+	}
+	mux := http.NewServeMux()
+	mux.Handle(WebhookPath, h)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	return &Server{opts: o, handler: h, mux: mux, recorder: rec}, nil
+}
+
+// Handler is the receiver's HTTP handler (the webhook and /healthz).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Recorder is the Incident writer the handler uses, for the GitOps watcher.
+func (s *Server) Recorder() *Recorder { return s.recorder }
+
+// NeedLeaderElection is false: every replica may receive webhooks, since
+// recording is idempotent.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start listens on the bind address and serves until ctx ends, then shuts
+// down gracefully.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.BindAddress)
+	if err != nil {
+		return fmt.Errorf("receiver: listen on %s: %w", s.opts.BindAddress, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then stops accepting, lets requests in
+// flight finish within ShutdownTimeout, and returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: s.opts.ReadTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if s.handler.insecure {
+		s.opts.Logger.Info("WARNING: the Alertmanager receiver accepts unauthenticated requests (--insecure-receiver)")
+	}
+	s.opts.Logger.Info("alertmanager receiver listening", "address", ln.Addr().String(), "path", WebhookPath)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("receiver: serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("receiver: shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("receiver: serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package trigger
+
+import (
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+// Observation is one report from a source about an alert.
+type Observation struct {
+	// Firing is true for a firing report, false for a resolved one.
+	Firing bool
+	// StartsAt is when the source says the occurrence started; zero when it
+	// did not say.
+	StartsAt time.Time
+	// EndsAt is when the source says the occurrence ended (resolved reports
+	// only); zero means ReceivedAt.
+	EndsAt time.Time
+	// ReceivedAt is when RunLore received the report.
+	ReceivedAt time.Time
+}
+
+// Transition names what an Observation did to an Incident.
+type Transition string
+
+const (
+	// FirstFiring: the Incident's first occurrence, firing.
+	FirstFiring Transition = "FirstFiring"
+	// NewOccurrence: the alert fired again after it had resolved.
+	NewOccurrence Transition = "NewOccurrence"
+	// StillFiring: a re-send of the occurrence already firing.
+	StillFiring Transition = "StillFiring"
+	// ResolvedNow: the firing occurrence resolved.
+	ResolvedNow Transition = "Resolved"
+	// ResolvedUnseen: a resolve for an occurrence whose firing has not
+	// arrived (order flipped in flight); the occurrence is recorded resolved.
+	ResolvedUnseen Transition = "ResolvedBeforeFiring"
+	// Stale: a report about an occurrence already resolved; nothing changes.
+	Stale Transition = "Stale"
+)
+
+// Changed reports whether the transition altered the Incident's status.
+func (t Transition) Changed() bool { return t != Stale && t != StillFiring }
+
+// Observe folds one Observation into an Incident's status and returns what
+// happened. Occurrences are told apart by their start time at the second
+// precision the API server stores: a firing that starts after the latest
+// occurrence while the Incident is resolved is a new occurrence; a firing of
+// an occurrence already resolved (its resolve overtook it) changes nothing.
+//
+// A new occurrence that starts within dedupWindow of the previous one keeps
+// the previous Investigation, so a flapping alert is counted but not
+// re-investigated; otherwise the Investigation is cleared for the reconciler
+// to start a fresh one.
+func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Duration) Transition {
+	recv := obs.ReceivedAt.UTC().Truncate(time.Second)
+	start := obs.StartsAt.UTC().Truncate(time.Second)
+	known := !start.IsZero()
+	if !known {
+		start = recv
+	}
+	resolved := st.ResolvedAt != nil
+	last := time.Time{}
+	if st.LastFiredAt != nil {
+		last = st.LastFiredAt.Time
+	}
+	fresh := st.Occurrences == 0
+	// newer: the report is about an occurrence after the latest one. A
+	// firing without a start time after a resolve is taken as newer; a
+	// resolve without one never is, so a re-sent resolve counts nothing.
+	newer := !fresh && known && start.After(last)
+
+	if obs.Firing {
+		switch {
+		case fresh:
+			st.Occurrences = 1
+			st.FirstFiredAt = mt(start)
+			st.LastFiredAt = mt(start)
+			st.ResolvedAt = nil
+			setFiring(st, recv)
+			return FirstFiring
+		case resolved && (newer || !known):
+			beginOccurrence(st, start, last, dedupWindow)
+			setFiring(st, recv)
+			return NewOccurrence
+		case resolved:
+			return Stale
+		default:
+			return StillFiring
+		}
+	}
+
+	end := obs.EndsAt.UTC().Truncate(time.Second)
+	if end.IsZero() {
+		end = recv
+	}
+	switch {
+	case fresh:
+		st.Occurrences = 1
+		st.FirstFiredAt = mt(start)
+		st.LastFiredAt = mt(start)
+		setResolved(st, end, recv)
+		return ResolvedUnseen
+	case newer:
+		beginOccurrence(st, start, last, dedupWindow)
+		setResolved(st, end, recv)
+		return ResolvedUnseen
+	case resolved:
+		return Stale
+	default:
+		setResolved(st, end, recv)
+		return ResolvedNow
+	}
+}
+
+func beginOccurrence(st *runlorev1.IncidentStatus, start, previous time.Time, dedupWindow time.Duration) {
+	st.Occurrences++
+	st.LastFiredAt = mt(start)
+	st.ResolvedAt = nil
+	if dedupWindow <= 0 || previous.IsZero() || start.Sub(previous) >= dedupWindow {
+		st.Investigation = ""
+		st.CoalescedInto = ""
+	}
+}
+
+func setFiring(st *runlorev1.IncidentStatus, now time.Time) {
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type:               runlorev1.ResolvedCondition,
+		Status:             metav1.ConditionFalse,
+		Reason:             runlorev1.AlertFiringReason,
+		Message:            "the alert source reports the alert firing",
+		ObservedGeneration: st.ObservedGeneration,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+	// The Incident reconciler moves the phase on from Pending once it acts.
+	if st.Phase != runlorev1.IncidentIgnored {
+		st.Phase = runlorev1.IncidentPending
+	}
+}
+
+func setResolved(st *runlorev1.IncidentStatus, end, now time.Time) {
+	st.ResolvedAt = mt(end)
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type:               runlorev1.ResolvedCondition,
+		Status:             metav1.ConditionTrue,
+		Reason:             runlorev1.AlertResolvedReason,
+		Message:            "the alert source reports the alert resolved",
+		ObservedGeneration: st.ObservedGeneration,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+	if st.Phase != runlorev1.IncidentIgnored {
+		st.Phase = runlorev1.IncidentResolved
+	}
+}
+
+// SetIgnored records a policy's rejection on the status (Ignored condition
+// and phase), or clears it when reason is empty.
+func SetIgnored(st *runlorev1.IncidentStatus, reason string, now time.Time) {
+	if reason == "" {
+		if apimeta.IsStatusConditionTrue(st.Conditions, runlorev1.IgnoredCondition) {
+			apimeta.RemoveStatusCondition(&st.Conditions, runlorev1.IgnoredCondition)
+			if st.Phase == runlorev1.IncidentIgnored {
+				st.Phase = runlorev1.IncidentPending
+				if st.ResolvedAt != nil {
+					st.Phase = runlorev1.IncidentResolved
+				}
+			}
+		}
+		return
+	}
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type:               runlorev1.IgnoredCondition,
+		Status:             metav1.ConditionTrue,
+		Reason:             runlorev1.IgnoredByPolicyReason,
+		Message:            reason,
+		ObservedGeneration: st.ObservedGeneration,
+		LastTransitionTime: metav1.NewTime(now.UTC().Truncate(time.Second)),
+	})
+	st.Phase = runlorev1.IncidentIgnored
+}
+
+func mt(t time.Time) *metav1.Time {
+	v := metav1.NewTime(t)
+	return &v
+}
