@@ -36,9 +36,9 @@ import (
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/recall"
+	"github.com/runlore/runlore/pkg/receiver"
 	"sigs.k8s.io/yaml"
 )
 
@@ -140,6 +140,9 @@ func (c *RecallCase) validate() error {
 	case len(c.Alert.Labels) == 0 && len(c.Alert.Annotations) == 0:
 		return errors.New("alert: neither labels nor annotations")
 	}
+	if _, err := c.Alert.Incident(); err != nil {
+		return fmt.Errorf("alert: %w", err)
+	}
 	for p, o := range c.Outcomes {
 		if o.Recalls < 0 || o.Resolved < 0 || o.Up < 0 || o.Down < 0 {
 			return fmt.Errorf("outcomes[%q]: counts must not be negative", p)
@@ -151,27 +154,10 @@ func (c *RecallCase) validate() error {
 	return nil
 }
 
-// Incident is the IncidentSpec intake would derive from the alert: the
-// summary (else the alertname) as title, the description (else message)
-// as message, and the workload identity its labels name.
-func (a Alert) Incident() runlorev1.IncidentSpec {
-	title := a.Annotations["summary"]
-	if title == "" {
-		title = a.Labels["alertname"]
-	}
-	message := a.Annotations["description"]
-	if message == "" {
-		message = a.Annotations["message"]
-	}
-	return runlorev1.IncidentSpec{
-		Title:       title,
-		Message:     message,
-		AlertName:   a.Labels["alertname"],
-		Severity:    a.Labels["severity"],
-		Labels:      a.Labels,
-		Annotations: a.Annotations,
-		Workload:    identity.FromLabels(a.Labels),
-	}
+// Incident is the IncidentSpec intake derives from the alert (the
+// receiver's own mapping: title, message, workload identity, trigger key).
+func (a Alert) Incident() (runlorev1.IncidentSpec, error) {
+	return receiver.SpecFromAlert(&receiver.Alert{Status: "firing", Labels: a.Labels, Annotations: a.Annotations}, nil)
 }
 
 // ReadRecallPolicy reads a RecallPolicy YAML (a whole object, or just its
@@ -236,7 +222,10 @@ func RunRecall(ctx context.Context, s recall.Searcher, cases []RecallCase, polic
 	rep.Cases = make([]RecallCaseRun, 0, len(cases))
 	var sumRR float64
 	for _, c := range cases {
-		inc := c.Alert.Incident()
+		inc, err := c.Alert.Incident()
+		if err != nil {
+			return RecallReport{}, fmt.Errorf("case %q (line %d): %w", c.Name, c.line, err)
+		}
 		q := recall.Enrich(&inc)
 		cands, err := s.Search(ctx, q.Text, policy.K)
 		if err != nil {

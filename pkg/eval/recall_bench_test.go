@@ -67,7 +67,10 @@ func BenchmarkRecallOverIndex(b *testing.B) {
 		Labels:      map[string]string{"alertname": "KubeContainerOOMKilled", "namespace": "team-6", "pod": "svc1246-api-7d9f8b6c5-x2x9p", "container": "svc"},
 		Annotations: map[string]string{"summary": "Container svc in team-6/svc1246-api-7d9f8b6c5-x2x9p was OOMKilled", "description": "exit code 137"},
 	}
-	inc := alert.Incident()
+	inc, err := alert.Incident()
+	if err != nil {
+		b.Fatal(err)
+	}
 	s := recall.CatalogSearcher{Index: ix}
 	in := recall.Input{Policy: recall.DefaultPolicy(), Now: time.Now(), ResolveChannelLive: true}
 	b.ReportAllocs()

@@ -170,10 +170,13 @@ func TestReadRecallCases(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(cases).To(HaveLen(2))
 		g.Expect(*cases[1].ResolveChannelLive).To(BeFalse())
-		inc := cases[1].Alert.Incident()
+		inc, err := cases[1].Alert.Incident()
+		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(inc.Title).To(Equal("web is down"))
 		g.Expect(inc.Workload.Name).To(Equal("web"))
-		g.Expect(cases[0].Alert.Incident().Title).To(Equal("X"), "the alertname when there is no summary")
+		first, err := cases[0].Alert.Incident()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(first.Title).To(Equal("X"), "the alertname when there is no summary")
 	})
 }
 
@@ -280,7 +283,10 @@ func FuzzReadRecallCases(f *testing.F) {
 			if c.Name == "" {
 				t.Fatal("a case without a name was accepted")
 			}
-			inc := c.Alert.Incident()
+			inc, err := c.Alert.Incident()
+			if err != nil {
+				t.Fatalf("an alert intake refuses was accepted: %v", err)
+			}
 			_ = recall.Enrich(&inc)
 		}
 	})
