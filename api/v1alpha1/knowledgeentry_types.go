@@ -167,6 +167,10 @@ type KnowledgeEntryStatus struct {
 	// trust is the outcome track record.
 	// +optional
 	Trust TrustRecord `json:"trust,omitempty"`
+	// foldedTrust is the part of trust rolled up from OutcomeRecords that
+	// were garbage-collected; trust is foldedTrust plus the live records.
+	// +optional
+	FoldedTrust *TrustRecord `json:"foldedTrust,omitempty"`
 	// pullRequest is a draft's pull request URL.
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional

@@ -55,6 +55,13 @@ type OutcomeRecordSpec struct {
 	EntryRef *LocalObjectReference `json:"entryRef,omitempty"`
 	// kind is recall or fresh.
 	Kind OutcomeKind `json:"kind"`
+	// incidentFingerprint is the Incident's fingerprint; the incident's
+	// resolve closes the newest open record carrying it. Fingerprints
+	// RunLore mints itself (gitops:…, reinvestigate:…) count for recurrence
+	// but never for resolve-based trust.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	IncidentFingerprint string `json:"incidentFingerprint,omitempty"`
 	// fingerprint is the finding's dedup fingerprint.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional

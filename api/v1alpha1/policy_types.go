@@ -147,19 +147,22 @@ type RecallPolicySpec struct {
 	// +optional
 	K int32 `json:"k,omitempty"`
 	// minScore is the lowest normalised score (the entry's score over its
-	// own best possible match) that may fire. Defaults to 0.35.
-	// +kubebuilder:default="0.35"
+	// own best possible match) that may fire. Defaults to 0.25, tuned on the
+	// recall eval corpus (test/recall).
+	// +kubebuilder:default="0.25"
 	// +optional
 	MinScore Confidence `json:"minScore,omitempty"`
 	// marginRatio is how many times the top agreeing score must exceed the
 	// best agreeing runner-up's. Defaults to 1.5.
 	// +kubebuilder:default="1.5"
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,2}(\.[0-9]{1,3})?$`
+	// +kubebuilder:validation:XValidation:rule="double(self) >= 1.0",message="marginRatio must be at least 1"
 	// +optional
 	MarginRatio string `json:"marginRatio,omitempty"`
-	// soloFloor is the normalised score a lone agreeing candidate (or a
-	// workload-less one) must clear. Defaults to 0.5.
-	// +kubebuilder:default="0.5"
+	// soloFloor is the normalised score a lone agreeing candidate, a
+	// workload-less one, or a fallback after an outcome rejection must
+	// clear. Defaults to 0.4.
+	// +kubebuilder:default="0.4"
 	// +optional
 	SoloFloor Confidence `json:"soloFloor,omitempty"`
 	// outcomeFloor is the lowest trust factor that may fire. Defaults to 0.5.
@@ -167,7 +170,8 @@ type RecallPolicySpec struct {
 	// +optional
 	OutcomeFloor Confidence `json:"outcomeFloor,omitempty"`
 	// outcomePriorRecalls: below this many recalls the trust factor is not
-	// applied to the floor (too little evidence). Defaults to 3.
+	// applied to the floor (too little evidence), unless a 👎 stands, which
+	// applies it at once. Defaults to 3.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
 	// +optional

@@ -1,0 +1,43 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/runlore/runlore/pkg/eval"
+)
+
+// runEval is `lore eval SUITE [flags]`. The recall suite is
+// `lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json]`
+// (EVAL-FORMATS.md §1). It returns the exit status: 0 when the suite ran,
+// whatever the scores; 2 on unreadable input or usage.
+func runEval(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json]")
+		return eval.ExitBadInput
+	}
+	switch args[0] {
+	case "recall":
+		return eval.RecallCommand(context.Background(), args[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "lore eval: unknown suite %q (known: recall)\n", args[0])
+		return eval.ExitBadInput
+	}
+}

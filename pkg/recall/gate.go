@@ -1,0 +1,371 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/outcome"
+)
+
+// Gate names, as written to RecallDecision.Gates.
+const (
+	GatePolicy     = "policy"
+	GateStructural = "structural"
+	GateMargin     = "margin"
+	GateRerank     = "rerank"
+	GateOutcome    = "outcome"
+	GateFallback   = "fallback"
+	GateConfirm    = "confirm"
+)
+
+// maxLeads bounds the leads handed to a fresh investigation.
+const maxLeads = 8
+
+// soloSeparation is the separation credited to a candidate with no
+// agreeing runner-up: nothing competes with it, but nothing was measured
+// against it either, so it counts like a clear (5×) margin, not a perfect one.
+const soloSeparation = 0.9
+
+// Input is everything one recall decision reads.
+type Input struct {
+	Query Query
+	// Candidates are the search results, best first.
+	Candidates []Candidate
+	// Trust is each entry's outcome tally by Candidate.ID; an entry absent
+	// here has no track record.
+	Trust map[string]outcome.Tally
+	// ResolveChannelLive is true once the deployment has seen any resolve.
+	ResolveChannelLive bool
+	Policy             Policy
+	// Now dates staleness.
+	Now time.Time
+	// AutoActions is true when the ActionPolicy in force is auto: recall is
+	// then disabled outright.
+	AutoActions bool
+}
+
+// Result is a recall decision: the API form written to status, and the
+// pieces a caller acts on.
+type Result struct {
+	Decision runlorev1.RecallDecision
+	// Fired is the entry that answered, nil when recall fell through.
+	Fired *Candidate
+	// Confidence is the derived confidence of the fired entry.
+	Confidence float64
+	// RerankErr is the reranker's error, for the caller's log only: it may
+	// carry details that must not reach status.
+	RerankErr error
+}
+
+type eligible struct {
+	c        *Candidate
+	tier     Tier
+	match    float64
+	factor   float64
+	decayed  bool
+	trustWhy string
+}
+
+// Recall searches and decides: the wide candidate set (Policy.K) from the
+// shared index, then Gate. A search error is returned; the caller falls
+// through to a fresh investigation.
+func Recall(ctx context.Context, s Searcher, rr Reranker, in Input) (Result, error) {
+	if in.Policy.Disabled || in.AutoActions {
+		return Gate(ctx, in, rr), nil
+	}
+	cands, err := s.Search(ctx, in.Query.Text, in.Policy.K)
+	if err != nil {
+		return Result{}, fmt.Errorf("recall search: %w", err)
+	}
+	in.Candidates = cands
+	return Gate(ctx, in, rr), nil
+}
+
+// Gate runs the three gates over a candidate set. With a reranker and
+// Policy.Rerank it replaces Gate 2's margin with one rerank call; a
+// reranker error, "no match" or low confidence falls through. ctx only
+// bounds that call.
+func Gate(ctx context.Context, in Input, rr Reranker) Result {
+	var res Result
+	d := &res.Decision
+	d.Candidates = int32(len(in.Candidates))
+	p := in.Policy
+	switch {
+	case p.Disabled:
+		d.Gates = append(d.Gates, gate(GatePolicy, false, "recall is disabled by the RecallPolicy"))
+		return res
+	case in.AutoActions:
+		d.Gates = append(d.Gates, gate(GatePolicy, false, "recall is disabled while the ActionPolicy in force is auto"))
+		return res
+	}
+
+	// Gate 1 over the whole candidate set, so the structurally right entry
+	// can win even when another workload's entry scores higher on symptom
+	// words.
+	var pool []eligible
+	inactive := 0
+	for i := range in.Candidates {
+		c := &in.Candidates[i]
+		tier := Agreement(in.Query.Workload, c, p.RequireWorkloadMatch)
+		if tier == Disagree {
+			continue
+		}
+		if !c.Recallable() {
+			inactive++
+			continue
+		}
+		e := eligible{c: c, tier: tier, match: c.Match()}
+		e.factor, e.decayed, e.trustWhy = trustGate(in.Trust[c.ID], in.ResolveChannelLive, p)
+		pool = append(pool, e)
+	}
+	sort.SliceStable(pool, func(i, j int) bool { return pool[i].c.Score > pool[j].c.Score })
+	d.Gates = append(d.Gates, structuralResult(in, len(pool), inactive))
+	if len(pool) == 0 {
+		return res
+	}
+
+	var fired *eligible
+	var sep float64
+	if rr != nil && p.Rerank {
+		fired, sep = rerankGate(ctx, in, rr, pool, &res)
+	} else {
+		fired, sep = marginGates(p, pool, d)
+	}
+	if fired != nil {
+		res.Fired = fired.c
+		res.Confidence = DeriveConfidence(fired.match, sep, fired.tier, fired.factor, stale(fired.c, p.StaleAfter, in.Now), p.MaxConfidence)
+		d.Fired = true
+		d.Confidence = outcome.FormatConfidence(res.Confidence)
+	}
+	describe(d, fired, pool)
+	return res
+}
+
+// marginGates is Gate 2 (the corpus-portable margin) and Gate 3 on the top
+// agreeing candidate, then the bounded runner-up walk if Gate 3 rejected
+// it. It returns the fired candidate and its separation.
+func marginGates(p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligible, float64) {
+	top := &pool[0]
+	ok, why, sep := marginCheck(p, top, runnerUp(pool, 0, false), top.tier == Scopeless)
+	d.Gates = append(d.Gates, gate(GateMargin, ok, why))
+	d.Gates = append(d.Gates, gate(GateOutcome, !top.decayed, top.trustWhy))
+	if !top.decayed {
+		if ok {
+			return top, sep
+		}
+		return nil, 0
+	}
+	// The best match has stopped working. Later candidates may still
+	// answer, each held to the solo floor and judged against the
+	// candidates below it that are not decayed themselves.
+	walked := 0
+	for i := 1; i < len(pool) && walked < p.FallbackCandidates; i++ {
+		c := &pool[i]
+		walked++
+		if c.decayed {
+			d.Gates = append(d.Gates, gate(GateFallback, false, fmt.Sprintf("%s: %s", c.c.Name(), c.trustWhy)))
+			continue
+		}
+		ok, why, sep := marginCheck(p, c, runnerUp(pool, i, true), true)
+		d.Gates = append(d.Gates, gate(GateFallback, ok, fmt.Sprintf("%s: %s; %s", c.c.Name(), why, c.trustWhy)))
+		if ok {
+			return c, sep
+		}
+	}
+	if walked == 0 {
+		d.Gates = append(d.Gates, gate(GateFallback, false, "no further agreeing candidate to fall back on"))
+	}
+	return nil, 0
+}
+
+// runnerUp is the best candidate after pool[i] that competes with it;
+// skipDecayed leaves out entries Gate 3 already rejected.
+func runnerUp(pool []eligible, i int, skipDecayed bool) *eligible {
+	for j := i + 1; j < len(pool); j++ {
+		if skipDecayed && pool[j].decayed {
+			continue
+		}
+		return &pool[j]
+	}
+	return nil
+}
+
+// marginCheck is Gate 2 for one candidate. Raw BM25 magnitudes differ by
+// orders of magnitude between catalogs, so nothing here reads one: the
+// match is the score over the entry's own best possible score, and the
+// margin is a ratio of two scores for the same query. solo holds the
+// candidate to the solo floor even when a runner-up exists.
+func marginCheck(p Policy, c *eligible, runner *eligible, solo bool) (ok bool, why string, separation float64) {
+	floor := p.MinScore
+	if solo || runner == nil {
+		floor = max(p.MinScore, p.SoloFloor)
+	}
+	if c.match < floor {
+		return false, fmt.Sprintf("match %.2f is under the %.2f bar (%s agreement)", c.match, floor, c.tier), 0
+	}
+	if runner == nil {
+		return true, fmt.Sprintf("match %.2f clears the %.2f solo floor with no agreeing runner-up (%s agreement)", c.match, floor, c.tier), soloSeparation
+	}
+	m := ratio(c.c.Score, runner.c.Score)
+	if m < p.MarginRatio {
+		return false, fmt.Sprintf("match %.2f, but %s scores %s× the runner-up %s, under the %s× margin", c.match,
+			c.c.Name(), formatRatio(m), runner.c.Name(), formatRatio(p.MarginRatio)), 0
+	}
+	return true, fmt.Sprintf("match %.2f, %s× the runner-up %s (margin %s×, %s agreement)", c.match, formatRatio(m),
+		runner.c.Name(), formatRatio(p.MarginRatio), c.tier), separationOf(m)
+}
+
+// separationOf maps a margin ratio to (0, 1): 1.5× is 0.67, 2× is 0.75,
+// 5× is 0.9 — a clearer winner, a surer answer, never certainty.
+func separationOf(m float64) float64 {
+	if math.IsInf(m, 1) {
+		return soloSeparation
+	}
+	if m <= 1 {
+		return 0.5
+	}
+	return 1 - 0.5/m
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return math.Inf(1)
+	}
+	return a / b
+}
+
+// trustGate is Gate 3's judgment of one entry's track record.
+func trustGate(t outcome.Tally, live bool, p Policy) (factor float64, decayed bool, why string) {
+	factor, withheld := t.Trust(live)
+	switch {
+	case withheld:
+		return factor, false, fmt.Sprintf("decay withheld: %d recalls, but no resolve has ever been seen here and no one voted", t.Recalls)
+	case factor >= p.OutcomeFloor:
+		return factor, false, fmt.Sprintf("trust %.2f clears the %.2f floor (%s)", factor, p.OutcomeFloor, record(t))
+	case t.Down == 0 && t.Recalls < p.OutcomePriorRecalls:
+		return factor, false, fmt.Sprintf("trust %.2f is under the %.2f floor, but %d recalls are too few to judge (floor applies from %d)",
+			factor, p.OutcomeFloor, t.Recalls, p.OutcomePriorRecalls)
+	}
+	return factor, true, fmt.Sprintf("decayed: trust %.2f is under the %.2f floor (%s)", factor, p.OutcomeFloor, record(t))
+}
+
+func record(t outcome.Tally) string {
+	s := fmt.Sprintf("%d/%d resolved", min(t.Resolved, t.Recalls), t.Recalls)
+	if t.Up+t.Down > 0 {
+		s += fmt.Sprintf(", +%d/-%d votes", t.Up, t.Down)
+	}
+	if t.Confirmations > 0 {
+		s += fmt.Sprintf(", %d confirmations", t.Confirmations)
+	}
+	return s
+}
+
+func structuralResult(in Input, agreeing, inactive int) runlorev1.GateResult {
+	skipped := ""
+	if inactive > 0 {
+		skipped = fmt.Sprintf("; %d draft or retired skipped", inactive)
+	}
+	if w := in.Query.Workload; w != nil {
+		return gate(GateStructural, agreeing > 0, fmt.Sprintf("%d of %d candidates name %s%s",
+			agreeing, len(in.Candidates), identity.String(*w), skipped))
+	}
+	if in.Policy.RequireWorkloadMatch {
+		return gate(GateStructural, false, "the incident names no workload and the policy requires a workload match")
+	}
+	return gate(GateStructural, agreeing > 0, fmt.Sprintf("the incident names no workload: %d of %d candidates are resource-less (scopeless tier)%s",
+		agreeing, len(in.Candidates), skipped))
+}
+
+// describe fills in the entry the decision is about — the fired one, else
+// the best lead — and the leads for a fresh investigation, which never
+// include a decayed entry.
+func describe(d *runlorev1.RecallDecision, fired *eligible, pool []eligible) {
+	subject := fired
+	for i := range pool {
+		e := &pool[i]
+		if e.decayed || e == fired {
+			continue
+		}
+		if subject == nil {
+			subject = e
+		}
+		if !d.Fired && len(d.Leads) < maxLeads {
+			d.Leads = append(d.Leads, e.c.Name())
+		}
+	}
+	if subject == nil {
+		return
+	}
+	d.Entry, d.Path = subject.c.Name(), subject.c.Path
+	d.Score = outcome.FormatConfidence(subject.match)
+	if r := runnerUp(pool, indexOf(pool, subject), false); r != nil && r.c.Score > 0 {
+		d.Margin = formatRatio(subject.c.Score / r.c.Score)
+	}
+}
+
+func indexOf(pool []eligible, e *eligible) int {
+	for i := range pool {
+		if &pool[i] == e {
+			return i
+		}
+	}
+	return len(pool)
+}
+
+// formatRatio renders a ratio with at most two decimals; huge ratios are
+// capped so the status field stays short.
+func formatRatio(m float64) string {
+	if math.IsInf(m, 1) || m > 999 {
+		m = 999
+	}
+	s := strconv.FormatFloat(m, 'f', 2, 64)
+	for s[len(s)-1] == '0' {
+		s = s[:len(s)-1]
+	}
+	if s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func gate(name string, passed bool, reason string) runlorev1.GateResult {
+	if len(reason) > 1024 {
+		reason = truncate(reason, 1021) + "..."
+	}
+	return runlorev1.GateResult{Gate: name, Passed: passed, Reason: reason}
+}
+
+// stale reports whether the entry was last validated (else written) before
+// the staleAfter horizon; a dateless entry is exempt.
+func stale(c *Candidate, staleAfter time.Duration, now time.Time) bool {
+	if staleAfter <= 0 || now.IsZero() {
+		return false
+	}
+	date := c.LastValidated
+	if date.IsZero() {
+		date = c.Timestamp
+	}
+	return !date.IsZero() && now.Sub(date) > staleAfter
+}

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recall
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/identity"
+)
+
+// Query is what recall searches with: the enriched incident text and the
+// workload identity Gate 1 compares entries against (nil when the incident
+// names no workload).
+type Query struct {
+	Text     string
+	Workload *runlorev1.Workload
+}
+
+// maxMessageBytes bounds how much of an incident's message joins the
+// query: the first lines say what is wrong; a pasted stack trace only adds
+// noise and cost.
+const maxMessageBytes = 2048
+
+// symptomLabels are the alert labels whose values describe the symptom or
+// the object at fault. Everything else (severity, instance, prometheus,
+// pod hashes, uids) is routing or noise and would only dilute the match.
+var symptomLabels = []string{
+	"container", "reason", "condition", "phase", "status", "resource",
+	"service", "persistentvolumeclaim", "horizontalpodautoscaler", "job_name",
+	"cronjob", "daemonset", "statefulset", "deployment", "kind", "name",
+	"node_condition", "verb", "code", "mountpoint", "certificate", "issuer",
+	"dbinstance_identifier", "db_instance_identifier", "queue_name",
+	"function_name", "load_balancer", "bucket_name", "arn", "resource_arn",
+}
+
+// Enrich builds the recall query from an incident: its title and message,
+// the alertname (also split into words, so KubeContainerOOMKilled matches
+// prose about an OOM-killed container), the workload identity in the
+// spelling entries use, and the labels that describe the symptom.
+func Enrich(inc *runlorev1.IncidentSpec) Query {
+	if inc == nil {
+		return Query{}
+	}
+	q := Query{Workload: inc.Workload}
+	if q.Workload == nil {
+		q.Workload = identity.FromLabels(inc.Labels)
+	}
+	var parts []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	add(inc.Title)
+	add(truncate(inc.Message, maxMessageBytes))
+	if inc.AlertName != "" {
+		add(inc.AlertName)
+		add(splitCamel(inc.AlertName))
+	}
+	if w := q.Workload; w != nil {
+		add(identity.String(*w))
+		add(w.Name)
+		add(w.Kind)
+	}
+	keys := make([]string, 0, len(symptomLabels))
+	for _, k := range symptomLabels {
+		if inc.Labels[k] != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add(inc.Labels[k])
+	}
+	q.Text = strings.Join(dedupe(parts), "\n")
+	return q
+}
+
+// splitCamel splits an identifier at case changes: KubePodCrashLooping
+// becomes "Kube Pod Crash Looping", OOMKilled becomes "OOM Killed".
+func splitCamel(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		if i > 0 && unicode.IsUpper(c) {
+			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func dedupe(parts []string) []string {
+	seen := make(map[string]bool, len(parts))
+	out := parts[:0]
+	for _, p := range parts {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
