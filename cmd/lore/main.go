@@ -36,6 +36,7 @@ Usage:
   lore investigate        file an Incident by hand and follow it to its answer
   lore whatchanged        print the ranked change timeline around a workload
   lore kb export          write draft KnowledgeEntries out as OKF files
+  lore eval recall        score instant recall on a catalog and a set of cases
   lore version            print the version
 
 Run 'lore <command> -h' for a command's flags.
@@ -59,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runWhatChanged(args[1:], stdout, stderr)
 	case "kb":
 		return runKB(args[1:], stdout, stderr)
+	case "eval":
+		return runEval(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "version", "--version":

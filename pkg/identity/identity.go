@@ -78,6 +78,20 @@ func ReducePod(pod string) (kind, name string) {
 	return KindPod, pod
 }
 
+// reduceWrittenPod reduces a name a person wrote in a catalog entry only
+// when it unmistakably names a pod: the two hash suffixes of a Deployment's
+// pod, or a CronJob's. A trailing ordinal or a short suffix is as likely to
+// be part of a workload's own name (worker-2), so it is kept.
+func reduceWrittenPod(name string) (kind, reduced string) {
+	if m := cronJobPod.FindStringSubmatch(name); m != nil {
+		return KindCronJob, m[1]
+	}
+	if m := deploymentPod.FindStringSubmatch(name); m != nil {
+		return KindDeployment, m[1]
+	}
+	return "", name
+}
+
 // ReduceJob reduces a Job's name: a CronJob's Job becomes the CronJob.
 func ReduceJob(job string) (kind, name string) {
 	if m := cronJobJob.FindStringSubmatch(job); m != nil {
@@ -230,10 +244,7 @@ func Parse(resource string) (runlorev1.Workload, error) {
 	case 1:
 		return runlorev1.Workload{Name: parts[0]}, nil
 	case 2:
-		kind, name := ReducePod(parts[1])
-		if kind == KindPod {
-			kind = ""
-		}
+		kind, name := reduceWrittenPod(parts[1])
 		return runlorev1.Workload{Namespace: parts[0], Kind: kind, Name: name}, nil
 	case 3:
 		kind, name := parts[0], parts[2]

@@ -94,6 +94,8 @@ func TestAgree(t *testing.T) {
 		{"pod hash reduction", incident(map[string]string{"namespace": "tooling", "pod": "harbor-registry-59598dbd57-ltkzw"}), must("tooling/harbor-registry"), true},
 		{"entry written against a pod", must("tooling/harbor-registry-59598dbd57-ltkzw"), must("tooling/harbor-registry"), true},
 		{"no prefix matching", must("apps/worker-billing"), must("apps/worker"), false},
+		{"an ordinal in a written name is part of it", must("apps/worker-2"), must("apps/worker"), false},
+		{"a written name is not a StatefulSet pod", must("apps/worker-2"), incident(map[string]string{"namespace": "apps", "deployment": "worker-2"}), true},
 		{"other namespace", must("apps/web"), must("staging/web"), false},
 		{"kind known on both sides and different", must("Deployment/apps/web"), must("StatefulSet/apps/web"), false},
 		{"kind unknown on one side", must("Deployment/apps/web"), must("apps/web"), true},
