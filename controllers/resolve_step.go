@@ -46,11 +46,12 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 			Labels:    map[string]string{runlorev1.IncidentLabel: inc.Name},
 		},
 		Spec: runlorev1.OutcomeRecordSpec{
-			IncidentRef:      runlorev1.LocalObjectReference{Name: inc.Name},
-			InvestigationRef: runlorev1.LocalObjectReference{Name: inv.Name},
-			Kind:             runlorev1.OutcomeFresh,
-			TriggerKey:       inc.Spec.TriggerKey,
-			OpenedAt:         metav1.Now(),
+			IncidentRef:         runlorev1.LocalObjectReference{Name: inc.Name},
+			InvestigationRef:    runlorev1.LocalObjectReference{Name: inv.Name},
+			Kind:                runlorev1.OutcomeFresh,
+			TriggerKey:          inc.Spec.TriggerKey,
+			IncidentFingerprint: inc.Spec.Fingerprint,
+			OpenedAt:            metav1.Now(),
 		},
 	}
 	if inv.Status.Mode == runlorev1.ModeRecall && inv.Status.Recall != nil && inv.Status.Recall.Entry != "" {

@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"time"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/runlore/runlore/pkg/phase"
@@ -31,6 +33,9 @@ type Options struct {
 	MaxConcurrentInvestigations int
 	// OperatorNamespace holds policies that apply to every namespace.
 	OperatorNamespace string
+	// SustainedClear is how long an incident must stay clear before its
+	// episode counts as resolved; DefaultSustainedClear when zero.
+	SustainedClear time.Duration
 }
 
 // Setup registers every RunLore reconciler with the manager.
@@ -39,6 +44,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	recorder := mgr.GetEventRecorder("runlore")
 	collector.use(mgr.GetCache())
 	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder,
+		SustainedClear: opts.SustainedClear}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&InvestigationReconciler{

@@ -92,6 +92,12 @@ func newNamespace(t *testing.T) string {
 // a restarted pod would.
 func startManager(t *testing.T, namespace string, steps phase.Steps) (stop func()) {
 	t.Helper()
+	return startManagerWith(t, namespace, Options{Steps: steps})
+}
+
+// startManagerWith is startManager with every option.
+func startManagerWith(t *testing.T, namespace string, opts Options) (stop func()) {
+	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testenv.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -100,7 +106,7 @@ func startManager(t *testing.T, namespace string, steps phase.Steps) (stop func(
 		Cache:                  cacheFor(namespace),
 	})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	NewWithT(t).Expect(Setup(mgr, Options{Steps: steps})).To(Succeed())
+	NewWithT(t).Expect(Setup(mgr, opts)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -92,6 +92,14 @@ type OutcomeRecordStatus struct {
 	// resolvedAt is when it resolved.
 	// +optional
 	ResolvedAt *metav1.Time `json:"resolvedAt,omitempty"`
+	// occurrence is the Incident occurrence the episode follows; a re-fire
+	// inside the sustained-clear window moves it on instead of counting a
+	// resolve.
+	// +optional
+	Occurrence int32 `json:"occurrence,omitempty"`
+	// closedAt is when the episode closed, resolved or not.
+	// +optional
+	ClosedAt *metav1.Time `json:"closedAt,omitempty"`
 	// clearSince is when the alert last cleared; the record closes once it
 	// stays clear for the window.
 	// +optional

@@ -1045,6 +1045,10 @@ func (in *OutcomeRecordStatus) DeepCopyInto(out *OutcomeRecordStatus) {
 		in, out := &in.ResolvedAt, &out.ResolvedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.ClosedAt != nil {
+		in, out := &in.ClosedAt, &out.ClosedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.ClearSince != nil {
 		in, out := &in.ClearSince, &out.ClearSince
 		*out = (*in).DeepCopy()

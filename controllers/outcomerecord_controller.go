@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/admission"
+	"github.com/runlore/runlore/pkg/outcome"
+)
+
+// Defaults of the outcome loop.
+const (
+	// DefaultSustainedClear is how long an alert must stay clear before its
+	// episode counts as resolved.
+	DefaultSustainedClear = 5 * time.Minute
+	// DefaultUnresolvedHorizon closes an episode whose incident never
+	// resolved as not resolved.
+	DefaultUnresolvedHorizon = 7 * 24 * time.Hour
+)
+
+// Condition reasons of a closed OutcomeRecord.
+const (
+	reasonResolved   = "Resolved"
+	reasonUnresolved = "Unresolved"
+	reasonOpen       = "Open"
+)
+
+// OutcomeRecordReconciler closes episodes of the outcome ledger when their
+// incident resolves and stays clear, records the human votes cast on the
+// answer, and rolls every episode of an entry up into its trust record.
+type OutcomeRecordReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// SustainedClear and UnresolvedHorizon default to the package defaults.
+	SustainedClear, UnresolvedHorizon time.Duration
+	Now                               func() time.Time
+}
+
+// Reconcile brings one episode and its entry's trust up to date.
+func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rec := &runlorev1.OutcomeRecord{}
+	if err := r.Get(ctx, req.NamespacedName, rec); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := rec.DeepCopy()
+	now := r.now()
+
+	inv := &runlorev1.Investigation{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.InvestigationRef.Name}, inv); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		inv = nil
+	}
+	if inv != nil {
+		castVotes(rec, inv, now)
+	}
+	var requeue time.Duration
+	if rec.Status.ClosedAt == nil {
+		inc := &runlorev1.Incident{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.IncidentRef.Name}, inc)
+		switch {
+		case apierrors.IsNotFound(err):
+			inc = nil
+		case err != nil:
+			return ctrl.Result{}, err
+		}
+		requeue = r.settle(rec, inv, inc, now)
+	}
+	rec.Status.ObservedGeneration = rec.Generation
+	if !equality.Semantic.DeepEqual(before.Status, rec.Status) {
+		if err := r.Status().Patch(ctx, rec, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, err
+		}
+		if rec.Status.Resolved && !before.Status.Resolved {
+			r.Recorder.Eventf(rec, nil, corev1.EventTypeNormal, reasonResolved, "Close",
+				"incident %s stayed clear for %s", rec.Spec.IncidentRef.Name, r.sustainedClear())
+		}
+	}
+	if rec.Spec.EntryRef != nil {
+		if err := r.rollUp(ctx, rec.Namespace, rec.Spec.EntryRef.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// castVotes copies the live votes the admission webhook recorded on the
+// Investigation into the episode, one per user.
+func castVotes(rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation, now time.Time) {
+	votes, err := admission.Votes(inv.Annotations)
+	if err != nil {
+		return
+	}
+	users := make([]string, 0, len(votes))
+	for u := range votes {
+		users = append(users, u)
+	}
+	sort.Strings(users)
+	for _, u := range users {
+		if out, changed, err := outcome.CastVote(rec.Status.Votes, runlorev1.Vote{User: u, Value: votes[u], At: metav1.NewTime(now)}); err == nil && changed {
+			rec.Status.Votes = out
+		}
+	}
+	if len(rec.Status.Votes) > 0 {
+		rec.Status.VotesSummary = outcome.VotesSummary(rec.Status.Votes)
+	}
+}
+
+// settle applies the sustained-clear rule: the episode resolves once the
+// occurrence it follows has been clear for the window; a re-fire inside the
+// window moves it on to the new occurrence instead of counting a resolve.
+// It returns when to look again.
+func (r *OutcomeRecordReconciler) settle(rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation, inc *runlorev1.Incident, now time.Time) time.Duration {
+	st := &rec.Status
+	window := r.sustainedClear()
+	if st.Occurrence == 0 && inv != nil {
+		st.Occurrence = inv.Spec.Occurrence
+	}
+	if st.Occurrence == 0 {
+		st.Occurrence = 1
+	}
+	closeAs := func(resolved bool, at time.Time, reason, msg string) {
+		t := metav1.NewTime(at)
+		st.Resolved, st.ClosedAt = resolved, &metav1.Time{Time: now}
+		if resolved {
+			st.ResolvedAt = &t
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: runlorev1.ReadyCondition,
+			Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: rec.Generation})
+	}
+	if inc == nil {
+		closeAs(false, now, reasonUnresolved, "the incident was deleted before it resolved")
+		return 0
+	}
+	ist := inc.Status
+	switch {
+	case ist.Occurrences > st.Occurrence && st.ClearSince != nil && ist.LastFiredAt != nil &&
+		ist.LastFiredAt.Sub(st.ClearSince.Time) >= window:
+		closeAs(true, st.ClearSince.Time, reasonResolved, fmt.Sprintf("cleared at %s and stayed clear for %s before the next occurrence",
+			st.ClearSince.UTC().Format(time.RFC3339), window))
+		return 0
+	case ist.Occurrences > st.Occurrence:
+		// Re-fired inside the window (or before a clear was seen): the
+		// same episode goes on.
+		st.Occurrence, st.ClearSince = ist.Occurrences, nil
+	}
+	if ist.ResolvedAt != nil && ist.Occurrences == st.Occurrence {
+		st.ClearSince = ist.ResolvedAt
+		if clear := now.Sub(ist.ResolvedAt.Time); clear >= window {
+			closeAs(true, ist.ResolvedAt.Time, reasonResolved, fmt.Sprintf("cleared at %s and stayed clear for %s",
+				ist.ResolvedAt.UTC().Format(time.RFC3339), window))
+			return 0
+		} else {
+			r.open(rec, fmt.Sprintf("clear since %s; resolved once clear for %s", ist.ResolvedAt.UTC().Format(time.RFC3339), window))
+			return window - clear + time.Second
+		}
+	}
+	st.ClearSince = nil
+	if age := now.Sub(rec.Spec.OpenedAt.Time); age >= r.unresolvedHorizon() {
+		closeAs(false, now, reasonUnresolved, fmt.Sprintf("the incident did not resolve within %s", r.unresolvedHorizon()))
+		return 0
+	}
+	r.open(rec, "waiting for the incident to resolve")
+	return jitter(time.Hour)
+}
+
+func (r *OutcomeRecordReconciler) open(rec *runlorev1.OutcomeRecord, msg string) {
+	meta.SetStatusCondition(&rec.Status.Conditions, metav1.Condition{Type: runlorev1.ReadyCondition,
+		Status: metav1.ConditionFalse, Reason: reasonOpen, Message: msg, ObservedGeneration: rec.Generation})
+}
+
+// rollUp folds every episode of an entry, plus what was folded from
+// garbage-collected episodes, into the entry's trust record.
+func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry string) error {
+	ke := &runlorev1.KnowledgeEntry{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: entry}, ke); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	var list runlorev1.OutcomeRecordList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{runlorev1.EntryLabel: entry}); err != nil {
+		return err
+	}
+	records := make([]outcome.Record, 0, len(list.Items))
+	for i := range list.Items {
+		records = append(records, outcome.FromOutcomeRecord(&list.Items[i]))
+	}
+	tally := outcome.Rollup(records, map[string]string{entry: ke.Spec.Fingerprint})[entry]
+	if ke.Status.FoldedTrust != nil {
+		tally = outcome.TallyFromTrustRecord(*ke.Status.FoldedTrust).Add(tally)
+	}
+	trust := tally.TrustRecord()
+	if equality.Semantic.DeepEqual(trust, ke.Status.Trust) {
+		return nil
+	}
+	before := ke.DeepCopy()
+	ke.Status.Trust = trust
+	return r.Status().Patch(ctx, ke, client.MergeFrom(before))
+}
+
+func (r *OutcomeRecordReconciler) sustainedClear() time.Duration {
+	if r.SustainedClear > 0 {
+		return r.SustainedClear
+	}
+	return DefaultSustainedClear
+}
+
+func (r *OutcomeRecordReconciler) unresolvedHorizon() time.Duration {
+	if r.UnresolvedHorizon > 0 {
+		return r.UnresolvedHorizon
+	}
+	return DefaultUnresolvedHorizon
+}
+
+func (r *OutcomeRecordReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager registers the reconciler: it wakes on its record, on
+// the Investigation behind it (votes) and on its Incident (resolves).
+func (r *OutcomeRecordReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&runlorev1.OutcomeRecord{}).
+		// A record is named after its Investigation.
+		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
+			})).
+		Watches(&runlorev1.Incident{}, handler.EnqueueRequestsFromMapFunc(r.recordsOf)).
+		Named("outcomerecord").
+		Complete(r)
+}
+
+func (r *OutcomeRecordReconciler) recordsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var list runlorev1.OutcomeRecordList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{runlorev1.IncidentLabel: o.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}

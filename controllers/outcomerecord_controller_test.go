@@ -1,0 +1,117 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/admission"
+)
+
+// TestOutcomeLoop follows a recalled answer's episode: votes on the answer
+// reach the entry's trust, a re-fire inside the sustained-clear window is
+// not a resolve, and a clear that holds resolves the episode and raises the
+// entry's trust factor.
+func TestOutcomeLoop(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	const window = 3 * time.Second
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, true, nil), SustainedClear: window})
+	entry := &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: "payments-api-oom", Namespace: ns},
+		Spec: runlorev1.KnowledgeEntrySpec{Path: "payments/api-oom.md", Type: "Incident", Resource: ns + "/api"}}
+	g.Expect(k8sClient.Create(ctx, entry)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+
+	record := func(g Gomega) *runlorev1.OutcomeRecord {
+		rec := &runlorev1.OutcomeRecord{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, rec)).To(Succeed())
+		return rec
+	}
+	trust := func(g Gomega) runlorev1.TrustRecord {
+		ke := &runlorev1.KnowledgeEntry{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(entry), ke)).To(Succeed())
+		return ke.Status.Trust
+	}
+	g.Eventually(func(g Gomega) {
+		rec := record(g)
+		g.Expect(rec.Spec.Kind).To(Equal(runlorev1.OutcomeRecall))
+		g.Expect(rec.Spec.IncidentFingerprint).To(Equal("inc"))
+		g.Expect(trust(g).Recalls).To(Equal(int32(1)))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	g.Expect(trust(g).Factor).To(Equal(runlorev1.Confidence("0.333")), "one recall, not yet resolved")
+
+	// Two humans vote on the answer (the webhook's record of live votes).
+	inv := &runlorev1.Investigation{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, inv)).To(Succeed())
+	patch := client.MergeFrom(inv.DeepCopy())
+	inv.Annotations = map[string]string{admission.VotesAnnotation: `{"alice":"up","bob":"down"}`}
+	g.Expect(k8sClient.Patch(ctx, inv, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(record(g).Status.VotesSummary).To(Equal("+1/-1"))
+		tr := trust(g)
+		g.Expect(tr.Up).To(Equal(int32(1)))
+		g.Expect(tr.Down).To(Equal(int32(1)))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+
+	// The alert clears, then re-fires inside the window: not a resolve.
+	// As the receiver does: spec.endsAt and the status move together.
+	setIncident := func(mutate func(*runlorev1.Incident)) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc"}, inc)).To(Succeed())
+		before := inc.DeepCopy()
+		mutate(inc)
+		inc.Spec.EndsAt = inc.Status.ResolvedAt
+		status := inc.Status.DeepCopy()
+		g.Expect(k8sClient.Patch(ctx, inc, client.MergeFrom(before))).To(Succeed())
+		before = inc.DeepCopy()
+		inc.Status = *status
+		g.Expect(k8sClient.Status().Patch(ctx, inc, client.MergeFrom(before))).To(Succeed())
+	}
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	setIncident(func(inc *runlorev1.Incident) { inc.Status.ResolvedAt = &now })
+	g.Eventually(func(g Gomega) { g.Expect(record(g).Status.ClearSince).NotTo(BeNil()) }, eventually, 100*time.Millisecond).Should(Succeed())
+	refire := metav1.NewTime(now.Add(time.Second))
+	setIncident(func(inc *runlorev1.Incident) {
+		inc.Status.ResolvedAt, inc.Status.Occurrences, inc.Status.LastFiredAt = nil, 2, &refire
+	})
+	g.Eventually(func(g Gomega) {
+		rec := record(g)
+		g.Expect(rec.Status.Occurrence).To(Equal(int32(2)))
+		g.Expect(rec.Status.ClearSince).To(BeNil())
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) { g.Expect(record(g).Status.Resolved).To(BeFalse()) }, window+time.Second, 250*time.Millisecond).Should(Succeed())
+
+	// It clears again and stays clear: resolved, and trust rises.
+	clear := metav1.NewTime(time.Now().Truncate(time.Second))
+	setIncident(func(inc *runlorev1.Incident) { inc.Status.ResolvedAt = &clear })
+	g.Eventually(func(g Gomega) {
+		rec := record(g)
+		g.Expect(rec.Status.Resolved).To(BeTrue())
+		g.Expect(rec.Status.ResolvedAt.Time).To(BeTemporally("==", clear.Time))
+		tr := trust(g)
+		g.Expect(tr.Resolved).To(Equal(int32(1)))
+		g.Expect(tr.Factor).To(Equal(runlorev1.Confidence("0.6")), "(1 resolved + 1 up + 1) / (1 recall + 1 up + 1 down + 2)")
+	}, window+eventually, 200*time.Millisecond).Should(Succeed())
+}
