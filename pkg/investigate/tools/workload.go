@@ -35,13 +35,13 @@ import (
 // ContainerSpec is what a workload's pod template asks for, the part a
 // change can touch.
 type ContainerSpec struct {
-	Name           string `json:"name"`
-	Image          string `json:"image"`
-	MemoryLimit    string `json:"memoryLimit,omitempty"`
-	MemoryRequest  string `json:"memoryRequest,omitempty"`
-	CPURequest     string `json:"cpuRequest,omitempty"`
-	ReadinessProbe string `json:"readinessProbe,omitempty"`
-	LivenessProbe  string `json:"livenessProbe,omitempty"`
+	Name           string   `json:"name"`
+	Image          string   `json:"image"`
+	MemoryLimit    string   `json:"memoryLimit,omitempty"`
+	MemoryRequest  string   `json:"memoryRequest,omitempty"`
+	CPURequest     string   `json:"cpuRequest,omitempty"`
+	ReadinessProbe string   `json:"readinessProbe,omitempty"`
+	LivenessProbe  string   `json:"livenessProbe,omitempty"`
 	ConfigFrom     []string `json:"configFrom,omitempty"`
 }
 
