@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,16 @@ func TestLoadScenarioNamesTheMissingField(t *testing.T) {
 	g.Expect(os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte("name: x\nbogus: 1\n"), 0o644)).To(Succeed())
 	_, err = LoadScenario(dir)
 	g.Expect(err).To(MatchError(ContainSubstring("bogus")))
+}
+
+func TestInvestigateCommand(t *testing.T) {
+	g := NewWithT(t)
+	var out strings.Builder
+	g.Expect(InvestigateCommand(context.Background(), []string{"--scenarios", scenarioDir, "--json"}, &out)).To(Succeed())
+	var report Report
+	g.Expect(json.Unmarshal([]byte(out.String()), &report)).To(Succeed())
+	g.Expect(report.Scenarios).To(BeNumerically(">=", 5))
+
+	err := InvestigateCommand(context.Background(), []string{"--model", "gpt"}, &out)
+	g.Expect(err).To(MatchError(ContainSubstring(`--model "gpt"`)))
 }
