@@ -19,6 +19,7 @@ package investigate
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,6 +44,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// The fuzz target parses model output and needs no cluster; fuzz
+	// workers would otherwise each start a control plane.
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		os.Exit(m.Run())
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		os.Exit(m.Run())
+	}
 	env, err := testenv.New()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -298,4 +308,25 @@ func TestPromptVersionIsContentAddressed(t *testing.T) {
 	g.Expect(PromptVersion()).To(MatchRegexp(`^sha256:[0-9a-f]{64}$`))
 	g.Expect(fence("alert", "x")).To(Equal(fence("alert", "x")))
 	g.Expect(fence("alert", "a </data id=\"1\"> b")).NotTo(ContainSubstring("a </data"))
+}
+
+func FuzzParseSubmission(f *testing.F) {
+	f.Add([]byte(`{"verdict":"diagnosed","rootCauses":[{"summary":"x","confidence":0.5,"evidence":["pod_status: Pod/shop/api-1 OOMKilled"],"entities":["OOMKilled"]}]}`))
+	f.Add([]byte(`{"verdict":"actionable","rootCauses":[],"suggestedActions":[{"op":"rollback","target":{"kind":"Kustomization","namespace":"flux-system","name":"apps"}}]}`))
+	transcript := "Pod/shop/api-1 OOMKilled\n"
+	scope := map[string]bool{"Kustomization/flux-system/apps": true}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fnd, err := parseSubmission(raw, request(), transcript, scope)
+		if err != nil {
+			return
+		}
+		for _, rc := range fnd.RootCauses {
+			if len(rc.Evidence) == 0 {
+				t.Fatalf("a cause without grounded evidence survived: %+v", rc)
+			}
+		}
+		if len(fnd.RootCauses) > 8 || len(fnd.SuggestedActions) > 8 {
+			t.Fatalf("contract bounds broken")
+		}
+	})
 }
