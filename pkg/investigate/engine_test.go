@@ -330,3 +330,22 @@ func FuzzParseSubmission(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteFinding(t *testing.T) {
+	g := NewWithT(t)
+	e := engine(nil)
+	f, usage, err := e.Investigate(context.Background(), request())
+	g.Expect(err).NotTo(HaveOccurred())
+	outcome, verified, err := e.Verify(context.Background(), request(), f, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	var b strings.Builder
+	g.Expect(WriteFinding(&b, request(), verified, usage, outcome)).To(Succeed())
+	out := b.String()
+	g.Expect(out).To(ContainSubstring("Incident: api pods restarting on Deployment/shop/api, began 2026-11-30T02:00:00Z"))
+	g.Expect(out).To(ContainSubstring("Verdict:  actionable"))
+	g.Expect(out).To(MatchRegexp(`Top cause \(confidence 0\.\d+\):\n  Kustomization/flux-system/apps changed resources`))
+	g.Expect(out).To(ContainSubstring("Kustomization/flux-system/apps 3f9a1c2 (12m0s before onset): api: memory limit 256Mi -> 64Mi"))
+	g.Expect(out).To(ContainSubstring("[rollback-3f9a1c2] rollback Kustomization/flux-system/apps"))
+	g.Expect(out).To(ContainSubstring("Verify: upheld (ran=true"))
+	g.Expect(out).To(ContainSubstring("Cost: model builtin"))
+}
