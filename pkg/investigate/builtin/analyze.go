@@ -294,7 +294,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					detail:       "container " + c.Name + " was OOMKilled" + limit,
 					aspects:      map[string]float64{"resources": 0.9, "image": 0.55, "env": 0.5, "config": 0.5, "chart": 0.6},
 					alone:        0.65,
-					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit%s allows (no change to it was found in the window)", c.Name, nameOr(workload, p.Ref()), limit)})
+					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
 			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
 				add(finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
