@@ -141,7 +141,6 @@ func (t *PodStatus) Run(ctx context.Context, raw json.RawMessage) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	now := t.k.now()
 	var b strings.Builder
 	if len(pods) == 0 {
 		fmt.Fprintf(&b, "no pods in namespace %s", args.Namespace)
@@ -151,7 +150,7 @@ func (t *PodStatus) Run(ctx context.Context, raw json.RawMessage) (Result, error
 		b.WriteByte('\n')
 	}
 	for _, p := range pods {
-		writePod(&b, p, now)
+		writePod(&b, p)
 	}
 	return Result{Text: b.String(), Data: pods}, nil
 }
@@ -299,7 +298,7 @@ func summarizePod(p *corev1.Pod) PodSummary {
 	return s
 }
 
-func writePod(b *strings.Builder, p PodSummary, now time.Time) {
+func writePod(b *strings.Builder, p PodSummary) {
 	ready, total := 0, 0
 	var restarts int32
 	for _, c := range p.Containers {
@@ -312,7 +311,9 @@ func writePod(b *strings.Builder, p PodSummary, now time.Time) {
 		}
 		restarts += c.Restarts
 	}
-	fmt.Fprintf(b, "%s phase=%s ready=%d/%d restarts=%d age=%s", p.Ref(), p.Phase, ready, total, restarts, strings.TrimSuffix(ago(now, p.Created), " ago"))
+	// No age: a pod's creation time is the server's clock, and a recorded
+	// cluster replayed later must render the same text for a cassette.
+	fmt.Fprintf(b, "%s phase=%s ready=%d/%d restarts=%d", p.Ref(), p.Phase, ready, total, restarts)
 	if p.Node != "" {
 		fmt.Fprintf(b, " node=%s", p.Node)
 	}
