@@ -1,0 +1,353 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package eval replays recorded incidents and scores what RunLore made of
+// them, deterministically and without a judge (EVAL-FORMATS.md §2). It
+// loads scenarios into a test control plane only; it must never be pointed
+// at a real cluster, because it creates and deletes the scenario's objects.
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate"
+	"github.com/runlore/runlore/pkg/investigate/clusterstate"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+)
+
+// Scenario is one folder of an investigation suite.
+type Scenario struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Now         time.Time   `json:"now"`
+	Alert       Alert       `json:"alert"`
+	Expect      Expectation `json:"expect"`
+	// Changes is the what-changed timeline when the scenario states it
+	// directly (changes.yaml) rather than through git/ histories.
+	Changes []incident.Change `json:"-"`
+	// Dir is the scenario's folder.
+	Dir string `json:"-"`
+}
+
+// Alert is the alert that opened the incident.
+type Alert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	StartsAt    time.Time         `json:"startsAt"`
+}
+
+// Expectation is what a correct finding names.
+type Expectation struct {
+	RootCause    []string          `json:"root_cause"`
+	MustNotBlame []string          `json:"must_not_blame"`
+	Verdict      runlorev1.Verdict `json:"verdict,omitempty"`
+}
+
+// LoadScenario reads DIR/scenario.yaml and, when present, DIR/changes.yaml.
+func LoadScenario(dir string) (Scenario, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	if err != nil {
+		return Scenario{}, err
+	}
+	var s Scenario
+	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
+		return Scenario{}, fmt.Errorf("%s/scenario.yaml: %w", dir, err)
+	}
+	s.Dir = dir
+	switch {
+	case s.Name == "":
+		return s, fmt.Errorf("%s/scenario.yaml: name is required", dir)
+	case s.Now.IsZero():
+		return s, fmt.Errorf("%s/scenario.yaml: now is required", dir)
+	case s.Alert.StartsAt.IsZero():
+		return s, fmt.Errorf("%s/scenario.yaml: alert.startsAt is required", dir)
+	case len(s.Expect.RootCause) == 0:
+		return s, fmt.Errorf("%s/scenario.yaml: expect.root_cause is required", dir)
+	case s.Alert.Labels["namespace"] == "":
+		return s, fmt.Errorf("%s/scenario.yaml: alert.labels.namespace is required", dir)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, "changes.yaml")); err == nil {
+		var doc struct {
+			Changes []incident.Change `json:"changes"`
+		}
+		if err := yaml.UnmarshalStrict(raw, &doc); err != nil {
+			return s, fmt.Errorf("%s/changes.yaml: %w", dir, err)
+		}
+		for i, c := range doc.Changes {
+			if err := c.Validate(); err != nil {
+				return s, fmt.Errorf("%s/changes.yaml: changes[%d]: %w", dir, i, err)
+			}
+		}
+		s.Changes = doc.Changes
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	return s, nil
+}
+
+// LoadSuite reads every scenario folder under dir, in name order.
+func LoadSuite(dir string) ([]Scenario, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Scenario
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "scenario.yaml")); err != nil {
+			continue
+		}
+		s, err := LoadScenario(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// workloadLabels map an alert label to the workload kind it names.
+var workloadLabels = []struct{ label, kind string }{
+	{"deployment", "Deployment"}, {"statefulset", "StatefulSet"}, {"daemonset", "DaemonSet"}, {"job_name", "Job"},
+}
+
+// Request turns the scenario's alert into an investigation request.
+func (s Scenario) Request() incident.Request {
+	l := s.Alert.Labels
+	req := incident.Request{
+		Title: s.Alert.Annotations["summary"], Message: s.Alert.Annotations["description"],
+		AlertName: l["alertname"], Namespace: l["namespace"], Labels: l, Start: s.Alert.StartsAt, Changes: s.Changes,
+	}
+	for _, w := range workloadLabels {
+		if v := l[w.label]; v != "" {
+			req.Workload, req.WorkloadKind = v, w.kind
+			break
+		}
+	}
+	return req
+}
+
+// Case is one scenario's result.
+type Case struct {
+	Name         string            `json:"name"`
+	Passed       bool              `json:"passed"`
+	RootCauseHit bool              `json:"root_cause_hit"`
+	Precision    float64           `json:"precision"`
+	BlamedWrong  bool              `json:"blamed_wrong"`
+	Calibration  float64           `json:"calibration"`
+	TopCause     string            `json:"top_cause,omitempty"`
+	Entities     []string          `json:"entities,omitempty"`
+	Confidence   string            `json:"confidence,omitempty"`
+	Verdict      runlorev1.Verdict `json:"verdict,omitempty"`
+	Unresolved   []string          `json:"unresolved,omitempty"`
+	Phases       map[string]int64  `json:"phases_ms"`
+	DurationMS   int64             `json:"duration_ms"`
+	Error        string            `json:"error,omitempty"`
+}
+
+// Report is the suite's result.
+type Report struct {
+	Scenarios        int     `json:"scenarios"`
+	Passed           int     `json:"passed"`
+	PassRate         float64 `json:"pass_rate"`
+	ConfidentWrong   int     `json:"confident_wrong"`
+	MeanPrecision    float64 `json:"mean_precision"`
+	MedianDurationMS int64   `json:"median_duration_ms"`
+	ModelCalls       int64   `json:"model_calls"`
+	Tokens           int64   `json:"tokens"`
+	Cases            []Case  `json:"cases"`
+}
+
+// EngineFor builds the engine one scenario runs with (its clock is the
+// scenario's now).
+type EngineFor func(s Scenario) *investigate.Engine
+
+// Run loads each scenario into the control plane behind c, investigates and
+// verifies it, scores it, and removes its objects again.
+func Run(ctx context.Context, c client.Client, scenarios []Scenario, engineFor EngineFor) (Report, error) {
+	var r Report
+	for _, s := range scenarios {
+		objs, err := clusterstate.LoadDir(ctx, c, filepath.Join(s.Dir, "cluster"))
+		if err != nil {
+			cleanup(ctx, c, objs)
+			return r, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		cs, usage := runOne(ctx, s, engineFor(s))
+		cleanup(ctx, c, objs)
+		r.ModelCalls += int64(usage.ModelCalls)
+		r.Tokens += usage.InputTokens + usage.OutputTokens
+		r.Cases = append(r.Cases, cs)
+	}
+	r.summarize()
+	return r, nil
+}
+
+func runOne(ctx context.Context, s Scenario, e *investigate.Engine) (Case, runlorev1.Usage) {
+	cs := Case{Name: s.Name, Phases: map[string]int64{}}
+	start := time.Now()
+	req := s.Request()
+	f, usage, err := e.Investigate(ctx, req)
+	cs.Phases["investigate"] = time.Since(start).Milliseconds()
+	if err != nil {
+		cs.Error = err.Error()
+		cs.DurationMS = time.Since(start).Milliseconds()
+		return cs, usage
+	}
+	verifyStart := time.Now()
+	if _, verified, err := e.Verify(ctx, req, f, false); err == nil {
+		f = verified
+	} else {
+		cs.Error = "verify: " + err.Error()
+	}
+	cs.Phases["verify"] = time.Since(verifyStart).Milliseconds()
+	cs.DurationMS = time.Since(start).Milliseconds()
+	Score(&cs, s.Expect, f)
+	return cs, usage
+}
+
+// Score fills a case's scores from a finding.
+func Score(cs *Case, want Expectation, f *runlorev1.Finding) {
+	cs.Verdict, cs.Unresolved = f.Verdict, f.Unresolved
+	topConf := 0.0
+	if len(f.RootCauses) > 0 {
+		top := f.RootCauses[0]
+		cs.TopCause, cs.Entities, cs.Confidence = top.Summary, top.Entities, string(top.Confidence)
+		topConf = confidence(top.Confidence)
+		cs.RootCauseHit = true
+		for _, e := range want.RootCause {
+			cs.RootCauseHit = cs.RootCauseHit && names(top.Entities, e)
+		}
+		inRoot := 0
+		for _, e := range top.Entities {
+			for _, w := range want.RootCause {
+				if entityMatch(e, w) {
+					inRoot++
+					break
+				}
+			}
+		}
+		if len(top.Entities) > 0 {
+			cs.Precision = float64(inRoot) / float64(len(top.Entities))
+		}
+	}
+	for _, rc := range f.RootCauses {
+		if confidence(rc.Confidence) < 0.5 {
+			continue
+		}
+		for _, bad := range want.MustNotBlame {
+			cs.BlamedWrong = cs.BlamedWrong || names(rc.Entities, bad)
+		}
+	}
+	hit := 0.0
+	if cs.RootCauseHit {
+		hit = 1
+	}
+	cs.Calibration = math.Round((1-math.Pow(topConf-hit, 2))*1000) / 1000
+	cs.Passed = cs.RootCauseHit && !cs.BlamedWrong && cs.Error == ""
+	if want.Verdict != "" && f.Verdict != want.Verdict {
+		cs.Passed = false
+	}
+}
+
+func (r *Report) summarize() {
+	r.Scenarios = len(r.Cases)
+	var durations []int64
+	precision := 0.0
+	for _, c := range r.Cases {
+		if c.Passed {
+			r.Passed++
+		}
+		if c.BlamedWrong || (!c.RootCauseHit && confidence(runlorev1.Confidence(c.Confidence)) >= 0.5) {
+			r.ConfidentWrong++
+		}
+		precision += c.Precision
+		durations = append(durations, c.DurationMS)
+	}
+	if r.Scenarios == 0 {
+		return
+	}
+	r.PassRate = math.Round(float64(r.Passed)/float64(r.Scenarios)*1000) / 1000
+	r.MeanPrecision = math.Round(precision/float64(r.Scenarios)*1000) / 1000
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	r.MedianDurationMS = durations[len(durations)/2]
+}
+
+// names reports whether entities name want: equal, or for a git revision a
+// prefix match either way (7+ characters).
+func names(entities []string, want string) bool {
+	for _, e := range entities {
+		if entityMatch(e, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func entityMatch(e, want string) bool {
+	if e == want {
+		return true
+	}
+	if len(e) >= 7 && len(want) >= 7 && isHex(e) && isHex(want) {
+		return strings.HasPrefix(e, want) || strings.HasPrefix(want, e)
+	}
+	return false
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func confidence(c runlorev1.Confidence) float64 {
+	v, err := strconv.ParseFloat(string(c), 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// cleanup deletes a scenario's objects at once, so the next scenario starts
+// from an empty cluster (namespaces stay: envtest has no namespace
+// controller to finish deleting them).
+func cleanup(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) {
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			continue
+		}
+		_ = c.Delete(ctx, o.DeepCopy(), client.GracePeriodSeconds(0))
+	}
+}

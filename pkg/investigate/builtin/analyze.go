@@ -1,0 +1,691 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+)
+
+// MaxConfidence caps any cause the analyzer names: rules without a model
+// never claim more.
+const MaxConfidence = 0.8
+
+// DefaultWindow is how long before onset a change is considered.
+const DefaultWindow = 2 * time.Hour
+
+// Symptom is one kind of trouble the tools can show.
+type Symptom string
+
+// The symptoms the rules know, named by the condition word a finding uses.
+const (
+	OOMKilled                  Symptom = "OOMKilled"
+	ImagePullBackOff           Symptom = "ImagePullBackOff"
+	CrashLoopBackOff           Symptom = "CrashLoopBackOff"
+	CreateContainerConfigError Symptom = "CreateContainerConfigError"
+	ProbeFailure               Symptom = "ProbeFailure"
+	Unschedulable              Symptom = "Unschedulable"
+	QuotaExceeded              Symptom = "FailedCreate"
+	NodePressure               Symptom = "NodePressure"
+	NodeNotReady               Symptom = "NodeNotReady"
+	Evicted                    Symptom = "Evicted"
+	PVCPending                 Symptom = "ProvisioningFailed"
+	CertificateExpired         Symptom = "CertificateExpired"
+)
+
+// finding is one observed symptom with its quoted evidence.
+type finding struct {
+	symptom  Symptom
+	word     string   // condition word for entities
+	evidence []string // quoted tool lines
+	entities []string // objects it concerns (pods left out: they churn)
+	affected int      // pods showing it
+	detail   string   // a phrase for the summary
+	// aspects are the change aspects that can cause it, with their strength.
+	aspects map[string]float64
+	// alone is the strength of the no-change explanation.
+	alone float64
+	// aloneSummary explains it without a change.
+	aloneSummary string
+}
+
+type hypothesis struct {
+	summary    string
+	confidence float64
+	change     *incident.Change
+	evidence   []string
+	entities   []string
+	action     *runlorev1.SuggestedAction
+}
+
+// Analyze ranks hypotheses for req from obs. now is the analysis time
+// (certificate expiry is measured against it).
+func Analyze(req incident.Request, obs Observations, now time.Time, window time.Duration) *runlorev1.Finding {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	symptoms := detect(req, obs, now)
+	out := &runlorev1.Finding{}
+	var hyps []hypothesis
+
+	relevant, ruledOut := classifyChanges(req, obs, window)
+	out.RuledOut = append(out.RuledOut, ruledOut...)
+
+	explained := map[Symptom]bool{}
+	for _, ch := range relevant {
+		best, bestStrength := (*finding)(nil), 0.0
+		for i := range symptoms {
+			s := &symptoms[i]
+			strength := s.aspects["any"]
+			for _, a := range ch.change.Aspects {
+				strength = math.Max(strength, s.aspects[strings.ToLower(a)])
+			}
+			if len(ch.change.Aspects) == 0 && len(s.aspects) > 0 {
+				// What the change altered is unknown: a weak link.
+				strength = math.Max(strength, 0.45)
+			}
+			if strength > bestStrength {
+				best, bestStrength = s, strength
+			}
+		}
+		if best == nil {
+			out.RuledOut = append(out.RuledOut, fmt.Sprintf("%s changed %s (%s) but what it altered (%s) explains none of the observed symptoms",
+				ch.change.Ref(), ch.change.At.UTC().Format(time.RFC3339), revisionOf(*ch.change), strings.Join(ch.change.Aspects, ", ")))
+			continue
+		}
+		agreement := ch.timing * podAgreement(*best, obs)
+		h := hypothesis{
+			change:     ch.change,
+			confidence: cap(bestStrength * agreement * ch.directness),
+			summary: fmt.Sprintf("%s %s at %s (%s, %s before onset), then %s",
+				ch.change.Ref(), changeVerb(*ch.change), ch.change.At.UTC().Format(time.RFC3339), revisionOf(*ch.change),
+				req.Start.Sub(ch.change.At).Round(time.Minute), best.detail),
+		}
+		h.evidence = append(h.evidence, changeEvidence(*ch.change, ch.via))
+		h.evidence = append(h.evidence, best.evidence...)
+		h.entities = appendUnique(h.entities, ch.change.Ref())
+		if rev := incident.ShortRevision(ch.change.ToRevision); rev != "" {
+			h.entities = appendUnique(h.entities, rev)
+		}
+		h.entities = appendUnique(h.entities, best.entities...)
+		h.entities = appendUnique(h.entities, best.word)
+		h.action = rollbackAction(*ch.change)
+		hyps = append(hyps, h)
+		explained[best.symptom] = true
+	}
+	for _, s := range symptoms {
+		if explained[s.symptom] || s.alone == 0 {
+			continue
+		}
+		hyps = append(hyps, hypothesis{
+			summary:    s.aloneSummary,
+			confidence: cap(s.alone * podAgreement(s, obs)),
+			evidence:   s.evidence,
+			entities:   appendUnique(append([]string(nil), s.entities...), s.word),
+		})
+	}
+	sort.SliceStable(hyps, func(i, j int) bool { return hyps[i].confidence > hyps[j].confidence })
+	if len(hyps) > 8 {
+		hyps = hyps[:8]
+	}
+	for _, h := range hyps {
+		rc := runlorev1.RootCause{
+			Summary: truncate(h.summary, 1024), Confidence: FormatConfidence(h.confidence),
+			Evidence: limit(h.evidence, 32), Entities: limit(h.entities, 32),
+		}
+		if req.Workload != "" {
+			rc.Resource = &runlorev1.Workload{Namespace: req.Namespace, Kind: req.Kind(), Name: req.Workload}
+		}
+		if h.change != nil {
+			rc.ChangeRef = ChangeReference(*h.change)
+		}
+		out.RootCauses = append(out.RootCauses, rc)
+		if h.action != nil && len(out.SuggestedActions) < 8 && !hasAction(out.SuggestedActions, h.action.ID) {
+			out.SuggestedActions = append(out.SuggestedActions, *h.action)
+		}
+	}
+	out.Unresolved = unresolved(req, obs, symptoms, hyps)
+	out.Verdict = verdict(out, symptoms, obs)
+	out.RuledOut = limit(out.RuledOut, 16)
+	out.Unresolved = limit(out.Unresolved, 16)
+	return out
+}
+
+type candidate struct {
+	change *incident.Change
+	// timing is 1 for a change shortly before onset, less for an older one.
+	timing float64
+	// directness is 1 when the change touched the workload itself, less
+	// when it touched its config or only the GitOps object that applies it.
+	directness float64
+	via        string
+}
+
+// classifyChanges keeps the changes that can explain the incident and rules
+// out the rest with a reason: after onset, outside the window, or touching
+// something else.
+func classifyChanges(req incident.Request, obs Observations, window time.Duration) ([]candidate, []string) {
+	workload := req.WorkloadRef()
+	configs := map[string]bool{}
+	managers := map[string]bool{}
+	if obs.Workload != nil {
+		for _, c := range obs.Workload.Containers {
+			for _, f := range c.ConfigFrom {
+				configs[qualify(f, req.Namespace)] = true
+			}
+		}
+		for _, m := range obs.Workload.ManagedBy {
+			managers[m] = true
+		}
+	}
+	changes := append([]incident.Change(nil), req.Changes...)
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].At.After(changes[j].At) })
+	var keep []candidate
+	var ruled []string
+	for i := range changes {
+		ch := &changes[i]
+		when := ch.At.UTC().Format(time.RFC3339)
+		touches, directness, via := false, 0.0, ""
+		switch {
+		case ch.Touch(workload):
+			touches, directness, via = true, 1, workload
+		default:
+			for cfg := range configs {
+				if ch.Touch(cfg) {
+					touches, directness, via = true, 0.95, cfg
+					break
+				}
+			}
+			if !touches && managers[ch.Ref()] && len(ch.Touches) == 0 {
+				touches, directness, via = true, 0.7, "its manager "+ch.Ref()
+			}
+		}
+		switch {
+		case ch.At.After(req.Start):
+			ruled = append(ruled, fmt.Sprintf("%s (%s) was applied at %s, after the incident began at %s: it cannot be the cause",
+				ch.Ref(), revisionOf(*ch), when, req.Start.UTC().Format(time.RFC3339)))
+		case !touches:
+			if workload == "" {
+				ruled = append(ruled, fmt.Sprintf("%s changed at %s but the incident names no workload to tie it to", ch.Ref(), when))
+			} else {
+				ruled = append(ruled, fmt.Sprintf("%s changed at %s but does not touch %s or its configuration", ch.Ref(), when, workload))
+			}
+		case req.Start.Sub(ch.At) > window:
+			ruled = append(ruled, fmt.Sprintf("%s changed at %s, more than %s before onset", ch.Ref(), when, window))
+		default:
+			timing := 1.0
+			if req.Start.Sub(ch.At) > 30*time.Minute {
+				timing = 0.85
+			}
+			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via})
+		}
+	}
+	return keep, ruled
+}
+
+func qualify(ref, namespace string) string {
+	if strings.Count(ref, "/") == 1 {
+		parts := strings.SplitN(ref, "/", 2)
+		return parts[0] + "/" + namespace + "/" + parts[1]
+	}
+	return ref
+}
+
+var insufficient = regexp.MustCompile(`Insufficient (cpu|memory|nvidia\.com/gpu|ephemeral-storage)`)
+
+// detect turns observations into symptoms with quoted evidence.
+func detect(req incident.Request, obs Observations, now time.Time) []finding {
+	var out []finding
+	add := func(f finding) {
+		for i := range out {
+			if out[i].symptom == f.symptom {
+				out[i].affected += f.affected
+				out[i].evidence = appendUnique(out[i].evidence, f.evidence...)
+				out[i].entities = appendUnique(out[i].entities, f.entities...)
+				return
+			}
+		}
+		out = append(out, f)
+	}
+	workload := req.WorkloadRef()
+	wl := []string{}
+	if workload != "" {
+		wl = []string{workload}
+	}
+	podText := obs.Texts["pod_status"]
+	for _, p := range obs.Pods {
+		for _, c := range p.Containers {
+			switch {
+			case c.Reason == "OOMKilled" || c.LastReason == "OOMKilled":
+				limit := ""
+				if obs.Workload != nil {
+					for _, spec := range obs.Workload.Containers {
+						if spec.Name == c.Name && spec.MemoryLimit != "" {
+							limit = " (memory limit " + spec.MemoryLimit + ")"
+						}
+					}
+				}
+				add(finding{symptom: OOMKilled, word: "OOMKilled", affected: 1, entities: wl,
+					evidence:     quote("pod_status", podText, p.Ref(), "OOMKilled"),
+					detail:       "container " + c.Name + " was OOMKilled" + limit,
+					aspects:      map[string]float64{"resources": 0.9, "image": 0.55, "env": 0.5, "config": 0.5, "chart": 0.6},
+					alone:        0.65,
+					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
+			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
+				add(finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
+					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
+					detail:       fmt.Sprintf("pods cannot pull image %s (%s)", c.Image, c.Reason),
+					aspects:      map[string]float64{"image": 0.9, "chart": 0.7, "secret": 0.6},
+					alone:        0.6,
+					aloneSummary: fmt.Sprintf("%s cannot pull image %s (%s): the tag does not exist or the registry refuses the credentials", nameOr(workload, p.Ref()), c.Image, c.Reason)})
+			case c.Reason == "CreateContainerConfigError":
+				add(finding{symptom: CreateContainerConfigError, word: "CreateContainerConfigError", affected: 1, entities: wl,
+					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
+					detail:       "containers cannot start: " + c.Message,
+					aspects:      map[string]float64{"config": 0.9, "env": 0.9, "secret": 0.9, "chart": 0.6},
+					alone:        0.6,
+					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
+			case c.Reason == "CrashLoopBackOff":
+				add(finding{symptom: CrashLoopBackOff, word: "CrashLoopBackOff", affected: 1, entities: wl,
+					evidence: quote("pod_status", podText, p.Ref(), "CrashLoopBackOff"),
+					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, c.LastExitCode),
+					aspects:  map[string]float64{"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5},
+					// A crash loop with no change names no cause by itself.
+					alone:        0.3,
+					aloneSummary: fmt.Sprintf("%s crash-loops with exit code %d; no change explains it", nameOr(workload, p.Ref()), c.LastExitCode)})
+			}
+		}
+		if p.Reason == "Evicted" {
+			add(finding{symptom: Evicted, word: "Evicted", affected: 1, entities: wl,
+				evidence: quote("pod_status", podText, p.Ref(), "Evicted"),
+				detail:   "pods were evicted: " + p.Message})
+		}
+		for _, c := range p.Conditions {
+			if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" {
+				f := finding{symptom: Unschedulable, word: "Unschedulable", affected: 1, entities: wl,
+					evidence:     quote("pod_status", podText, "Unschedulable"),
+					detail:       "pods cannot be scheduled: " + c.Message,
+					aspects:      map[string]float64{"resources": 0.85, "replicas": 0.6, "scheduling": 0.85, "chart": 0.5},
+					alone:        0.55,
+					aloneSummary: fmt.Sprintf("%s has pods that cannot be scheduled: %s", nameOr(workload, p.Ref()), c.Message)}
+				if m := insufficient.FindStringSubmatch(c.Message); m != nil {
+					f.aloneSummary = fmt.Sprintf("%s cannot be scheduled: no node has enough %s for its requests (%s)", nameOr(workload, p.Ref()), m[1], c.Message)
+				}
+				if strings.Contains(c.Message, "PersistentVolumeClaim") || strings.Contains(c.Message, "persistentvolumeclaim") {
+					f.aspects["storage"] = 0.85
+				}
+				add(f)
+			}
+		}
+	}
+	eventText := obs.Texts["kube_events"]
+	for _, e := range obs.Events {
+		if e.Type != "Warning" {
+			continue
+		}
+		belongs := workload == "" || strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload)
+		switch {
+		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")):
+			add(finding{symptom: ProbeFailure, word: "Unhealthy", affected: 1, entities: wl,
+				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
+				detail:       "probes fail: " + e.Message,
+				aspects:      map[string]float64{"probes": 0.85, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
+				alone:        0.4,
+				aloneSummary: fmt.Sprintf("%s fails its health probes (%s); nothing changed that explains it", nameOr(workload, e.Object), e.Message)})
+		case e.Reason == "FailedCreate" && strings.Contains(e.Message, "exceeded quota") && belongs:
+			add(finding{symptom: QuotaExceeded, word: "FailedCreate", affected: 1, entities: appendUnique(append([]string(nil), wl...), quotaRef(e.Message, req.Namespace)...),
+				evidence:     quote("kube_events", eventText, e.Object, "exceeded quota"),
+				detail:       "pod creation is refused by a ResourceQuota: " + e.Message,
+				aspects:      map[string]float64{"replicas": 0.85, "resources": 0.8, "chart": 0.5},
+				alone:        0.65,
+				aloneSummary: fmt.Sprintf("%s cannot create pods: the namespace's ResourceQuota is exhausted (%s)", nameOr(workload, e.Object), e.Message)})
+		case e.Reason == "ProvisioningFailed":
+			add(finding{symptom: PVCPending, word: "ProvisioningFailed", affected: 0, entities: []string{e.Object},
+				evidence: quote("kube_events", eventText, e.Object, "ProvisioningFailed"),
+				detail:   "volume provisioning fails: " + e.Message,
+				aspects:  map[string]float64{"storage": 0.85, "chart": 0.5},
+				alone:    0.7, aloneSummary: fmt.Sprintf("%s cannot be provisioned: %s", e.Object, e.Message)})
+		case e.Reason == "Evicted" && belongs:
+			add(finding{symptom: Evicted, word: "Evicted", affected: 1, entities: wl,
+				evidence: quote("kube_events", eventText, e.Object, "Evicted"), detail: "pods were evicted: " + e.Message})
+		}
+	}
+	pvcText := obs.Texts["pvc_status"]
+	for _, c := range obs.PVCs {
+		if c.Phase != "Pending" {
+			continue
+		}
+		ents := []string{c.Ref()}
+		summary := fmt.Sprintf("%s is Pending", c.Ref())
+		strength := 0.5
+		if c.StorageClass != "" && !c.StorageClassExists {
+			ents = append(ents, "StorageClass/"+c.StorageClass)
+			summary = fmt.Sprintf("%s is Pending because its StorageClass %s does not exist, so pods that mount it cannot start", c.Ref(), c.StorageClass)
+			strength = 0.75
+		}
+		add(finding{symptom: PVCPending, word: "ProvisioningFailed", entities: ents,
+			evidence: quote("pvc_status", pvcText, c.Ref()), detail: summary,
+			aspects: map[string]float64{"storage": 0.85, "chart": 0.5}, alone: strength, aloneSummary: summary})
+	}
+	nodeText := obs.Texts["node_status"]
+	onNode := map[string]bool{}
+	for _, p := range obs.Pods {
+		onNode[p.Node] = true
+	}
+	pendingOnTaint := false
+	for _, p := range obs.Pods {
+		for _, c := range p.Conditions {
+			if c.Reason == "Unschedulable" && strings.Contains(c.Message, "taint") {
+				pendingOnTaint = true
+			}
+		}
+	}
+	for _, n := range obs.Nodes {
+		for _, pr := range n.Problems {
+			related := onNode[n.Name] || pendingOnTaint || workload == ""
+			switch {
+			case pr.Type == "Ready":
+				s := 0.4
+				if related {
+					s = 0.75
+				}
+				add(finding{symptom: NodeNotReady, word: "NotReady", entities: []string{n.Ref()},
+					evidence: quote("node_status", nodeText, n.Ref()), detail: n.Ref() + " is NotReady",
+					alone: s, aloneSummary: fmt.Sprintf("%s is NotReady (%s): pods on it stop serving and are rescheduled", n.Ref(), pr.Reason)})
+			case strings.HasSuffix(pr.Type, "Pressure"):
+				s := 0.35
+				if related {
+					s = 0.7
+				}
+				add(finding{symptom: NodePressure, word: pr.Type, entities: []string{n.Ref()},
+					evidence: quote("node_status", nodeText, n.Ref()), detail: fmt.Sprintf("%s reports %s", n.Ref(), pr.Type),
+					alone: s, aloneSummary: fmt.Sprintf("%s is under %s (%s): the kubelet evicts pods and the node is tainted against new ones", n.Ref(), pr.Type, pr.Message)})
+			}
+		}
+	}
+	certText := obs.Texts["cert_expiry"]
+	for _, c := range obs.Certs {
+		expired := !c.NotAfter.IsZero() && c.NotAfter.Before(now)
+		soon := !c.NotAfter.IsZero() && !expired && c.NotAfter.Sub(now) < 72*time.Hour
+		if !expired && !soon && c.Reason != "Expired" {
+			continue
+		}
+		s, summary := 0.75, fmt.Sprintf("%s expired at %s: clients reject the TLS handshake", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
+		if soon {
+			s, summary = 0.35, fmt.Sprintf("%s expires at %s and has not been renewed", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
+		}
+		add(finding{symptom: CertificateExpired, word: "CertificateExpired", entities: []string{c.Ref()},
+			evidence: quote("cert_expiry", certText, c.Ref()), detail: summary, alone: s, aloneSummary: summary})
+	}
+	// A crash loop whose last termination was an OOM is the OOM.
+	if has(out, OOMKilled) {
+		out = without(out, CrashLoopBackOff)
+	}
+	return out
+}
+
+var quotaName = regexp.MustCompile(`exceeded quota: ([a-z0-9.-]+)`)
+
+func quotaRef(msg, namespace string) []string {
+	if m := quotaName.FindStringSubmatch(msg); m != nil {
+		return []string{"ResourceQuota/" + namespace + "/" + m[1]}
+	}
+	return nil
+}
+
+func has(fs []finding, s Symptom) bool {
+	for _, f := range fs {
+		if f.symptom == s {
+			return true
+		}
+	}
+	return false
+}
+
+func without(fs []finding, s Symptom) []finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if f.symptom != s {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// podAgreement is how much of the workload shows a symptom: a cause seen in
+// every pod is more believable than one seen in one of ten.
+func podAgreement(f finding, obs Observations) float64 {
+	if f.affected == 0 || len(obs.Pods) == 0 {
+		return 1
+	}
+	share := math.Min(1, float64(f.affected)/float64(len(obs.Pods)))
+	return 0.75 + 0.25*share
+}
+
+func unresolved(req incident.Request, obs Observations, symptoms []finding, hyps []hypothesis) []string {
+	var out []string
+	for _, u := range obs.Unavailable {
+		out = append(out, "source unavailable: "+u)
+	}
+	if len(symptoms) == 0 {
+		if req.Workload != "" && len(obs.Pods) == 0 {
+			out = append(out, fmt.Sprintf("no pods of %s were found, so its state could not be checked", req.WorkloadRef()))
+		} else {
+			out = append(out, "the tools show no failing pods, warnings, node pressure, pending claims or expiring certificates; the alert's cause is not visible in cluster state")
+		}
+	}
+	for _, s := range symptoms {
+		if s.symptom == CrashLoopBackOff {
+			if obs.Logs == "" {
+				out = append(out, "why the container exits: its previous logs were not read")
+			} else {
+				out = append(out, "why the container exits: read its last log lines in the evidence; the analyzer does not interpret application logs")
+			}
+		}
+	}
+	if len(hyps) > 0 && hyps[0].confidence < 0.5 {
+		out = append(out, "no cause reached 0.5 confidence; treat the ranking as leads")
+	}
+	return out
+}
+
+func verdict(f *runlorev1.Finding, symptoms []finding, obs Observations) runlorev1.Verdict {
+	switch {
+	case len(f.RootCauses) == 0 && len(symptoms) == 0 && len(obs.Pods) > 0:
+		return runlorev1.VerdictNoFault
+	case len(f.RootCauses) == 0:
+		return runlorev1.VerdictInconclusive
+	}
+	top, _ := strconv.ParseFloat(string(f.RootCauses[0].Confidence), 64)
+	switch {
+	case top < 0.5:
+		return runlorev1.VerdictInconclusive
+	case len(f.SuggestedActions) > 0 && f.RootCauses[0].ChangeRef != nil:
+		return runlorev1.VerdictActionable
+	default:
+		return runlorev1.VerdictDiagnosed
+	}
+}
+
+// ChangeReference converts a timeline change into the API's reference.
+func ChangeReference(c incident.Change) *runlorev1.ChangeReference {
+	ref := &runlorev1.ChangeReference{
+		Source: c.Source, Repository: c.Repository, FromRevision: c.FromRevision, ToRevision: c.ToRevision,
+		Object: &runlorev1.ObjectReference{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name},
+		Files:  limit(append([]string(nil), c.Files...), 32),
+	}
+	switch ref.Source {
+	case "flux", "argocd", "kubernetes", "aws", "manual":
+	default:
+		ref.Source = "manual"
+	}
+	if !c.At.IsZero() {
+		at := metav1.NewTime(c.At)
+		ref.At = &at
+	}
+	return ref
+}
+
+// rollbackAction suggests reverting a GitOps change; it is never executed,
+// only proposed as a git revert.
+func rollbackAction(c incident.Change) *runlorev1.SuggestedAction {
+	if c.Source != "flux" && c.Source != "argocd" {
+		return nil
+	}
+	rev := incident.ShortRevision(c.ToRevision)
+	if rev == "" {
+		return nil
+	}
+	id := sanitizeID("rollback-" + rev)
+	return &runlorev1.SuggestedAction{
+		ID: id, Op: runlorev1.OpRollback,
+		Target:     runlorev1.ObjectReference{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name},
+		Reason:     fmt.Sprintf("revert %s in %s, the change that preceded the failure", rev, nameOr(c.Repository, c.Ref())),
+		Reversible: true, BlastRadius: runlorev1.BlastObject, Revert: ChangeReference(c),
+		State: runlorev1.ActionSuggested,
+	}
+}
+
+var notID = regexp.MustCompile(`[^a-z0-9-]+`)
+
+func sanitizeID(s string) string {
+	s = notID.ReplaceAllString(strings.ToLower(s), "-")
+	s = strings.Trim(s, "-")
+	if len(s) > 63 {
+		s = strings.Trim(s[:63], "-")
+	}
+	return s
+}
+
+func hasAction(actions []runlorev1.SuggestedAction, id string) bool {
+	for _, a := range actions {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func changeVerb(c incident.Change) string {
+	if len(c.Aspects) > 0 {
+		return "changed " + strings.Join(c.Aspects, ", ")
+	}
+	return "changed"
+}
+
+func changeEvidence(c incident.Change, via string) string {
+	line := fmt.Sprintf("what_changed: %s %s at %s %s", c.Source, c.Ref(), c.At.UTC().Format(time.RFC3339), revisionOf(c))
+	if c.Summary != "" {
+		line += ": " + oneLine(c.Summary)
+	}
+	if via != "" && via != c.Ref() {
+		line += " (touches " + via + ")"
+	}
+	return truncate(line, 512)
+}
+
+func revisionOf(c incident.Change) string {
+	from, to := incident.ShortRevision(c.FromRevision), incident.ShortRevision(c.ToRevision)
+	switch {
+	case from != "" && to != "":
+		return from + " → " + to
+	case to != "":
+		return "revision " + to
+	}
+	return "no revision"
+}
+
+// quote returns the first line of a tool's text that contains every needle,
+// prefixed with the tool's name, so evidence is always a real observation.
+func quote(tool, text string, needles ...string) []string {
+	for _, line := range strings.Split(text, "\n") {
+		ok := line != ""
+		for _, n := range needles {
+			ok = ok && strings.Contains(line, n)
+		}
+		if ok {
+			return []string{truncate(tool+": "+strings.TrimSpace(line), 512)}
+		}
+	}
+	// The pod line and its container line are separate; fall back to the
+	// line holding the last needle (the reason).
+	if len(needles) > 1 {
+		return quote(tool, text, needles[len(needles)-1])
+	}
+	return nil
+}
+
+// FormatConfidence renders a probability in the API's format.
+func FormatConfidence(v float64) runlorev1.Confidence {
+	v = math.Max(0, math.Min(1, v))
+	s := strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+	if !strings.Contains(s, ".") && s != "0" && s != "1" {
+		s = "0"
+	}
+	return runlorev1.Confidence(s)
+}
+
+func cap(v float64) float64 { return math.Min(MaxConfidence, math.Max(0, v)) }
+
+func nameOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func limit(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func appendUnique(s []string, more ...string) []string {
+	for _, m := range more {
+		if m == "" {
+			continue
+		}
+		dup := false
+		for _, x := range s {
+			dup = dup || x == m
+		}
+		if !dup {
+			s = append(s, m)
+		}
+	}
+	return s
+}

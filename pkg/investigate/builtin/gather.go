@@ -1,0 +1,162 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package builtin is the deterministic analyzer RunLore investigates with
+// when no model is configured: it runs the read-only tools for the
+// incident's workload and ranks hypotheses by explicit rules, joining a
+// change that touched the workload before onset with the symptom it
+// explains, and naming the no-change causes (node pressure, unschedulable
+// pods, pending claims, expired certificates, quota).
+//
+// It must never blame a change applied after onset, never report a
+// confidence above MaxConfidence, and never invent evidence: every evidence
+// line quotes a tool's output.
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/investigate/tools"
+)
+
+// Observations are what the tools reported about an incident.
+type Observations struct {
+	Pods     []tools.PodSummary
+	Events   []tools.EventSummary
+	Workload *tools.WorkloadInfo
+	Nodes    []tools.NodeSummary
+	PVCs     []tools.PVCSummary
+	Certs    []tools.CertificateSummary
+	// Logs are the previous-run logs of the first crashing pod, when read.
+	Logs string
+	// Texts holds each tool's text output, for quoting evidence.
+	Texts map[string]string
+	// Unavailable says which sources could not be read, and why.
+	Unavailable []string
+	// ToolCalls counts the tool invocations.
+	ToolCalls int
+}
+
+// Gather runs the tools for req. A tool that fails or is not configured is
+// recorded in Unavailable; Gather itself fails only when the context ends.
+func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Observations, error) {
+	obs := Observations{Texts: map[string]string{}}
+	call := func(name string, args map[string]any) (tools.Result, bool) {
+		if _, ok := reg.Get(name); !ok {
+			obs.Unavailable = append(obs.Unavailable, name+": not available")
+			return tools.Result{}, false
+		}
+		raw, _ := json.Marshal(args)
+		obs.ToolCalls++
+		res, err := reg.Run(ctx, name, raw)
+		if err != nil {
+			obs.Unavailable = append(obs.Unavailable, err.Error())
+			return tools.Result{}, false
+		}
+		obs.Texts[name] += res.Text
+		if strings.Contains(res.Text, "is not configured") || strings.Contains(res.Text, "not allowed by configuration") {
+			obs.Unavailable = append(obs.Unavailable, firstLine(res.Text))
+			return res, false
+		}
+		return res, true
+	}
+	podArgs := map[string]any{"namespace": req.Namespace}
+	if req.Workload != "" {
+		podArgs["workload"] = req.Workload
+	}
+	if res, ok := call("pod_status", podArgs); ok {
+		obs.Pods, _ = res.Data.([]tools.PodSummary)
+	}
+	if res, ok := call("kube_events", map[string]any{"namespace": req.Namespace}); ok {
+		obs.Events, _ = res.Data.([]tools.EventSummary)
+	}
+	if req.Workload != "" {
+		if res, ok := call("workload_tree", map[string]any{"namespace": req.Namespace, "kind": req.Kind(), "name": req.Workload}); ok {
+			if w, isInfo := res.Data.(tools.WorkloadInfo); isInfo {
+				obs.Workload = &w
+			}
+		}
+	}
+	if res, ok := call("node_status", map[string]any{}); ok {
+		obs.Nodes, _ = res.Data.([]tools.NodeSummary)
+	}
+	if res, ok := call("pvc_status", map[string]any{"namespace": req.Namespace}); ok {
+		obs.PVCs, _ = res.Data.([]tools.PVCSummary)
+	}
+	if res, ok := call("cert_expiry", map[string]any{"namespace": req.Namespace}); ok {
+		obs.Certs, _ = res.Data.([]tools.CertificateSummary)
+	}
+	if _, ok := reg.Get("pod_logs"); ok {
+		for _, p := range obs.Pods {
+			c, crashed := crashedContainer(p)
+			if !crashed {
+				continue
+			}
+			if res, ok := call("pod_logs", map[string]any{"namespace": p.Namespace, "pod": p.Name, "container": c, "previous": true, "tailLines": 20}); ok {
+				obs.Logs = res.Text
+			}
+			break
+		}
+	}
+	return obs, ctx.Err()
+}
+
+func crashedContainer(p tools.PodSummary) (string, bool) {
+	for _, c := range p.Containers {
+		if c.Reason == "CrashLoopBackOff" || c.LastReason == "Error" {
+			return c.Name, true
+		}
+	}
+	return "", false
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Analyzer investigates with the tools and the rules, no model.
+type Analyzer struct {
+	Tools *tools.Registry
+	// Now is the analysis clock; time.Now when nil.
+	Now func() time.Time
+	// Window is how long before onset a change is considered (DefaultWindow
+	// when zero).
+	Window time.Duration
+}
+
+// Investigate gathers observations for req and ranks its causes.
+func (a *Analyzer) Investigate(ctx context.Context, req incident.Request) (*runlorev1.Finding, Observations, error) {
+	if err := req.Validate(); err != nil {
+		return nil, Observations{}, err
+	}
+	obs, err := Gather(ctx, a.Tools, req)
+	if err != nil {
+		return nil, obs, err
+	}
+	now := time.Now()
+	if a.Now != nil {
+		now = a.Now()
+	}
+	return Analyze(req, obs, now, a.Window), obs, nil
+}
