@@ -115,9 +115,13 @@ const maxReason = 1024
 
 type evaluation struct{ v Verdict }
 
-func (e *evaluation) pass(name, detail string) { e.v.Gates = append(e.v.Gates, Gate{name, true, detail}) }
+func (e *evaluation) pass(name, detail string) {
+	e.v.Gates = append(e.v.Gates, Gate{name, true, detail})
+}
 
-func (e *evaluation) fail(name, detail string) { e.v.Gates = append(e.v.Gates, Gate{name, false, detail}) }
+func (e *evaluation) fail(name, detail string) {
+	e.v.Gates = append(e.v.Gates, Gate{name, false, detail})
+}
 
 func (e *evaluation) end(state runlorev1.ActionState, reason string) Verdict {
 	if len(reason) > maxReason {

@@ -66,7 +66,9 @@ func request(op runlorev1.ActionOp, target runlorev1.ObjectReference) Request {
 func TestEvaluate(t *testing.T) {
 	suspend := request(runlorev1.OpSuspend, ks("apps", "podinfo"))
 	by := func(user string, groups ...string) func(*Request) {
-		return func(r *Request) { r.Decision = &Decision{Approve: true, By: Identity{User: user, Groups: groups}, At: t0.Add(time.Minute)} }
+		return func(r *Request) {
+			r.Decision = &Decision{Approve: true, By: Identity{User: user, Groups: groups}, At: t0.Add(time.Minute)}
+		}
 	}
 	set := func(muts ...func(*Request)) Request {
 		r := suspend
