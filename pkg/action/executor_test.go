@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,34 +33,51 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/test/testenv"
 )
 
-var k8s client.Client
+// The control plane starts on the first test that needs it, so the pure
+// tests and fuzz workers never pay for one.
+var (
+	clusterOnce sync.Once
+	clusterEnv  *envtest.Environment
+	k8s         client.Client
+	clusterErr  error
+)
 
 func TestMain(m *testing.M) {
-	env, err := testenv.New()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
-		os.Exit(1)
-	}
-	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	if err != nil {
-		_ = env.Stop()
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	_ = env.Stop()
+	if clusterEnv != nil {
+		_ = clusterEnv.Stop()
+	}
 	os.Exit(code)
+}
+
+// cluster returns a client of the shared test control plane.
+func cluster(t *testing.T) client.Client {
+	t.Helper()
+	clusterOnce.Do(func() {
+		env, err := testenv.New()
+		if err != nil {
+			clusterErr = err
+			return
+		}
+		cfg, err := env.Start()
+		if err != nil {
+			clusterErr = fmt.Errorf("starting the control plane: %w", err)
+			return
+		}
+		clusterEnv = env
+		k8s, clusterErr = client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	})
+	if clusterErr != nil {
+		t.Fatal(clusterErr)
+	}
+	return k8s
 }
 
 var nsCounter int
@@ -155,6 +173,7 @@ func auditLines(t *testing.T, path string) []map[string]any {
 }
 
 func TestApprovedSuspendRunsOnceAndIsAudited(t *testing.T) {
+	cluster(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t, "approve")
@@ -205,6 +224,7 @@ func TestApprovedSuspendRunsOnceAndIsAudited(t *testing.T) {
 }
 
 func TestResumeAndReconcileOnAHelmRelease(t *testing.T) {
+	cluster(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t, "helm")
@@ -241,6 +261,7 @@ func TestResumeAndReconcileOnAHelmRelease(t *testing.T) {
 }
 
 func TestExecutionRevalidates(t *testing.T) {
+	cluster(t)
 	ctx := context.Background()
 	ns := newNamespace(t, "revalidate")
 	createKustomization(t, ns, "podinfo", false)
@@ -297,6 +318,7 @@ func TestExecutionRevalidates(t *testing.T) {
 }
 
 func TestProtectedNamespaceIsRefusedOnALiveObject(t *testing.T) {
+	cluster(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	_ = k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}})
@@ -314,6 +336,7 @@ func TestProtectedNamespaceIsRefusedOnALiveObject(t *testing.T) {
 }
 
 func TestAutoRunsWithinItsBudgetAcrossARestart(t *testing.T) {
+	cluster(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t, "auto")
@@ -362,6 +385,7 @@ func TestAutoRunsWithinItsBudgetAcrossARestart(t *testing.T) {
 }
 
 func TestExecuteRefusesWithoutAKeyOrAnAuditLog(t *testing.T) {
+	cluster(t)
 	g := NewWithT(t)
 	exec := &Executor{Client: k8s}
 	_, err := exec.Execute(context.Background(), Attempt{Key: "k"})
