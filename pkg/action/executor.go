@@ -104,6 +104,16 @@ type Entry struct {
 	Reason        string                    `json:"reason"`
 }
 
+// Message is the one line an Event mirroring this entry carries.
+func (en Entry) Message() string {
+	actor := en.Actor
+	if actor == "" {
+		actor = "nobody"
+	}
+	return fmt.Sprintf("%s %s %s/%s (%s, by %s): %s: %s", en.Op, en.Target.Kind, en.Target.Namespace, en.Target.Name,
+		en.Phase, actor, en.State, en.Reason)
+}
+
 // Audit phases.
 const (
 	PhaseAttempt = "attempt"

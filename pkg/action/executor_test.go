@@ -221,6 +221,10 @@ func TestApprovedSuspendRunsOnceAndIsAudited(t *testing.T) {
 	g.Expect(lines[1]).To(HaveKeyWithValue("op", "suspend"))
 	g.Expect(lines[1]["gates"]).NotTo(BeEmpty())
 	g.Expect(lines[2]["reason"]).To(ContainSubstring("already executed"))
+
+	msg := Entry{Phase: PhaseOutcome, Op: runlorev1.OpSuspend, Target: ks(ns, "podinfo"), Actor: "alice",
+		State: out.State, Reason: out.Reason}.Message()
+	g.Expect(msg).To(Equal(fmt.Sprintf("suspend Kustomization %s/podinfo (outcome, by alice): Executed: suspended Kustomization %s/podinfo (approved by alice)", ns, ns)))
 }
 
 func TestResumeAndReconcileOnAHelmRelease(t *testing.T) {
