@@ -78,6 +78,39 @@ type RateLimit struct {
 	Window metav1.Duration `json:"window"`
 }
 
+// ApprovalFatigue stops proposing an action nobody answers.
+type ApprovalFatigue struct {
+	// threshold is how many consecutive unanswered expiries of the same op on
+	// the same target suppress it. Defaults to 3.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Threshold int32 `json:"threshold,omitempty"`
+	// suppressFor is how long a suppressed action is not proposed. Defaults
+	// to 24h.
+	// +kubebuilder:default="24h"
+	// +optional
+	SuppressFor metav1.Duration `json:"suppressFor,omitempty"`
+}
+
+// ActionFatigue is the record of one op on one target going unanswered.
+type ActionFatigue struct {
+	// key is op/kind/namespace/name of the action.
+	// +kubebuilder:validation:MaxLength=512
+	Key string `json:"key"`
+	// consecutiveExpiries counts expiries since the last answer.
+	// +optional
+	ConsecutiveExpiries int32 `json:"consecutiveExpiries,omitempty"`
+	// lastExpiry is when it last expired unanswered.
+	// +optional
+	LastExpiry *metav1.Time `json:"lastExpiry,omitempty"`
+	// suppressedUntil is when the action may be proposed again; unset when
+	// it is not suppressed.
+	// +optional
+	SuppressedUntil *metav1.Time `json:"suppressedUntil,omitempty"`
+}
+
 // ActionPolicySpec is the autonomy ladder for a namespace.
 type ActionPolicySpec struct {
 	// mode is the rung. Defaults to off.
@@ -128,6 +161,10 @@ type ActionPolicySpec struct {
 	// policy starts paused until an authenticated resume.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// fatigue stops proposing an action after repeated unanswered expiries.
+	// Defaults to 3 expiries and 24h.
+	// +optional
+	Fatigue *ApprovalFatigue `json:"fatigue,omitempty"`
 }
 
 // ActionPolicyStatus is the policy's effective state.
@@ -163,6 +200,14 @@ type ActionPolicyStatus struct {
 	// lastExecution is when an action last ran under this policy.
 	// +optional
 	LastExecution *metav1.Time `json:"lastExecution,omitempty"`
+	// autoSince is when the policy was first observed in auto mode; only a
+	// resume after it counts.
+	// +optional
+	AutoSince *metav1.Time `json:"autoSince,omitempty"`
+	// fatigue records actions that went unanswered, and which are suppressed.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Fatigue []ActionFatigue `json:"fatigue,omitempty"`
 }
 
 // +kubebuilder:object:root=true

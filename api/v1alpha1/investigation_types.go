@@ -280,6 +280,13 @@ type SuggestedAction struct {
 	// files); rollbacks are never executed in-cluster.
 	// +optional
 	Revert *ChangeReference `json:"revert,omitempty"`
+	// mode is the ActionPolicy rung the action falls under.
+	// +optional
+	Mode ActionMode `json:"mode,omitempty"`
+	// policy names the ActionPolicy (namespace/name) that decided it.
+	// +kubebuilder:validation:MaxLength=317
+	// +optional
+	Policy string `json:"policy,omitempty"`
 	// state is where the action stands.
 	// +kubebuilder:default=Suggested
 	// +optional
