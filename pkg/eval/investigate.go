@@ -44,11 +44,11 @@ import (
 
 // Scenario is one folder of an investigation suite.
 type Scenario struct {
-	Name        string      `json:"name"`
-	Description string      `json:"description"`
-	Now         time.Time   `json:"now"`
-	Alert       Alert       `json:"alert"`
-	Expect      Expectation `json:"expect"`
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Now         time.Time     `json:"now"`
+	Alert       ScenarioAlert `json:"alert"`
+	Expect      Expectation   `json:"expect"`
 	// Changes is the what-changed timeline when the scenario states it
 	// directly (changes.yaml) rather than through git/ histories.
 	Changes []incident.Change `json:"-"`
@@ -56,8 +56,8 @@ type Scenario struct {
 	Dir string `json:"-"`
 }
 
-// Alert is the alert that opened the incident.
-type Alert struct {
+// ScenarioAlert is the alert that opened a scenario's incident.
+type ScenarioAlert struct {
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 	StartsAt    time.Time         `json:"startsAt"`
