@@ -31,13 +31,20 @@ import (
 func runEval(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json]")
+		fmt.Fprintln(stderr, "       lore eval investigate --scenarios DIR [--model builtin|cassette:PATH] [--json]")
 		return eval.ExitBadInput
 	}
 	switch args[0] {
 	case "recall":
 		return eval.RecallCommand(context.Background(), args[1:], stdout, stderr)
+	case "investigate":
+		if err := eval.InvestigateCommand(context.Background(), args[1:], stdout); err != nil {
+			fmt.Fprintln(stderr, "lore eval investigate:", err)
+			return eval.ExitBadInput
+		}
+		return 0
 	default:
-		fmt.Fprintf(stderr, "lore eval: unknown suite %q (known: recall)\n", args[0])
+		fmt.Fprintf(stderr, "lore eval: unknown suite %q (known: recall, investigate)\n", args[0])
 		return eval.ExitBadInput
 	}
 }

@@ -37,6 +37,8 @@ Usage:
   lore whatchanged        print the ranked change timeline around a workload
   lore kb export          write draft KnowledgeEntries out as OKF files
   lore eval recall        score instant recall on a catalog and a set of cases
+  lore eval investigate   score investigations on recorded scenarios
+  lore audit verify       check the action audit log's hash chain
   lore version            print the version
 
 Run 'lore <command> -h' for a command's flags.
@@ -62,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runKB(args[1:], stdout, stderr)
 	case "eval":
 		return runEval(args[1:], stdout, stderr)
+	case "audit":
+		return runAudit(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "version", "--version":
