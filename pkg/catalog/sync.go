@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"sort"
 	"sync"
@@ -30,13 +31,15 @@ import (
 	"github.com/runlore/runlore/pkg/okf"
 )
 
-// SyncSpec says where one catalog comes from. Exactly one of Git, Dir and FS
-// is set.
+// SyncSpec says where one catalog comes from. Exactly one of Git, Artifact,
+// Dir and FS is set.
 type SyncSpec struct {
 	// Catalog is the catalog's name in the index (for example
 	// "namespace/name" of its KnowledgeCatalog); it may not contain ':'.
 	Catalog string
 	Git     *GitSource
+	// Artifact is a Flux source's artifact.
+	Artifact *ArtifactSource
 	// Dir is a plain directory (a mounted ConfigMap or a checkout).
 	Dir string
 	// FS is a file system such as the seed catalog built into the binary;
@@ -68,6 +71,8 @@ type Result struct {
 type Syncer struct {
 	Index  *Index
 	Mirror *Mirror
+	// HTTPClient downloads Flux artifacts; nil is http.DefaultClient.
+	HTTPClient *http.Client
 
 	mu   sync.Mutex
 	last map[string]Result // per catalog, for polls where HEAD did not move
@@ -86,16 +91,29 @@ func NewSyncer(index *Index, cacheDir string) *Syncer {
 // ErrPathNotFound or ErrRepositoryNotFound where they apply.
 func (s *Syncer) Sync(ctx context.Context, spec SyncSpec) (Result, error) {
 	sources := 0
-	for _, set := range []bool{spec.Git != nil, spec.Dir != "", spec.FS != nil} {
+	for _, set := range []bool{spec.Git != nil, spec.Artifact != nil, spec.Dir != "", spec.FS != nil} {
 		if set {
 			sources++
 		}
 	}
 	if sources != 1 {
-		return Result{}, errors.New("sync spec needs exactly one of git, dir or fs")
+		return Result{}, errors.New("sync spec needs exactly one of git, artifact, dir or fs")
 	}
 	if spec.Git != nil {
 		return s.syncGit(ctx, spec)
+	}
+	if a := spec.Artifact; a != nil {
+		if a.Revision == "" {
+			return Result{}, errors.New("artifact has no revision")
+		}
+		if res, ok := s.unchanged(spec.Catalog, a.Revision); ok {
+			return res, nil
+		}
+		files, err := FetchArtifact(ctx, s.HTTPClient, *a)
+		if err != nil {
+			return Result{}, err
+		}
+		return s.index(ctx, spec.Catalog, a.Revision, files)
 	}
 	fsys, root := spec.FS, spec.FSRoot
 	if spec.Dir != "" {
@@ -105,7 +123,26 @@ func (s *Syncer) Sync(ctx context.Context, spec SyncSpec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return s.index(ctx, spec.Catalog, contentRevision(files), files, true)
+	rev := contentRevision(files)
+	if res, ok := s.unchanged(spec.Catalog, rev); ok {
+		return res, nil
+	}
+	return s.index(ctx, spec.Catalog, rev, files)
+}
+
+// unchanged returns the last result when the catalog is indexed at revision.
+func (s *Syncer) unchanged(catalog, revision string) (Result, bool) {
+	if rev, ok := s.Index.Revision(catalog); !ok || rev != revision {
+		return Result{}, false
+	}
+	s.mu.Lock()
+	res, known := s.last[catalog]
+	s.mu.Unlock()
+	if !known || res.Revision != revision {
+		return Result{}, false
+	}
+	res.Changed, res.Update = false, Update{}
+	return res, true
 }
 
 func (s *Syncer) syncGit(ctx context.Context, spec SyncSpec) (Result, error) {
@@ -116,14 +153,8 @@ func (s *Syncer) syncGit(ctx context.Context, spec SyncSpec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if rev, ok := s.Index.Revision(spec.Catalog); ok && rev == head {
-		s.mu.Lock()
-		res, known := s.last[spec.Catalog]
-		s.mu.Unlock()
-		if known && res.Revision == head {
-			res.Changed, res.Update = false, Update{}
-			return res, nil
-		}
+	if res, ok := s.unchanged(spec.Catalog, head); ok {
+		return res, nil
 	}
 	if err := s.Mirror.Fetch(ctx, *spec.Git, head); err != nil {
 		return Result{}, err
@@ -132,21 +163,10 @@ func (s *Syncer) syncGit(ctx context.Context, spec SyncSpec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return s.index(ctx, spec.Catalog, head, files, false)
+	return s.index(ctx, spec.Catalog, head, files)
 }
 
-func (s *Syncer) index(ctx context.Context, catalog, revision string, files map[string][]byte, skipSame bool) (Result, error) {
-	if skipSame {
-		if rev, ok := s.Index.Revision(catalog); ok && rev == revision {
-			s.mu.Lock()
-			res, known := s.last[catalog]
-			s.mu.Unlock()
-			if known {
-				res.Changed, res.Update = false, Update{}
-				return res, nil
-			}
-		}
-	}
+func (s *Syncer) index(ctx context.Context, catalog, revision string, files map[string][]byte) (Result, error) {
 	loaded := okf.LoadFiles(files)
 	upd, err := s.Index.Replace(ctx, catalog, revision, loaded.Entries)
 	if err != nil {
