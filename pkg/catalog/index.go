@@ -228,7 +228,8 @@ func (ix *Index) Replace(ctx context.Context, catalog, revision string, entries 
 	catalogs := cloneCatalogs(st.catalogs)
 	catalogs[catalog] = next
 	if upd.Touched() == 0 {
-		ix.publish(st.live, st.docs, catalogs) // only the revision moved
+		// Only the revision moved: same corpus, so self scores still hold.
+		ix.state.Store(&state{live: st.live, docs: st.docs, catalogs: catalogs, selfScores: st.selfScores})
 		return upd, nil
 	}
 

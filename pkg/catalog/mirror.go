@@ -153,6 +153,9 @@ func (m *Mirror) RemoteHead(ctx context.Context, src GitSource) (string, error) 
 	if commitRE.MatchString(ref) {
 		return ref, nil
 	}
+	if m.dir == "" && len(src.Auth.SSHPrivateKey) > 0 {
+		return "", errors.New("git mirror has no cache directory for known_hosts")
+	}
 	auth, err := authMethod(src, m.dir)
 	if err != nil {
 		return "", err
@@ -202,6 +205,9 @@ func candidateRefs(ref string) []string {
 // Fetch brings the mirror of src up to revision (a commit RemoteHead
 // returned), fetching only when the mirror does not already hold it.
 func (m *Mirror) Fetch(ctx context.Context, src GitSource, revision string) error {
+	if m.dir == "" {
+		return errors.New("git mirror has no cache directory")
+	}
 	dir := m.repoDir(src.URL)
 	defer m.lock(dir)()
 	repo, err := m.open(dir, src.URL)
