@@ -35,6 +35,8 @@ Usage:
   lore demo               run RunLore against a local control plane with a seeded fault
   lore investigate        file an Incident by hand and follow it to its answer
   lore whatchanged        print the ranked change timeline around a workload
+  lore catalog validate   check a catalog's OKF entries
+  lore catalog search     search a catalog as recall and kb_search do
   lore kb export          write draft KnowledgeEntries out as OKF files
   lore eval recall        score instant recall on a catalog and a set of cases
   lore eval investigate   score investigations on recorded scenarios
@@ -66,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runEval(args[1:], stdout, stderr)
 	case "audit":
 		return runAudit(args[1:], stdout, stderr)
+	case "catalog":
+		return runCatalog(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "version", "--version":
