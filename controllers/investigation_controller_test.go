@@ -198,11 +198,12 @@ func TestPhaseMachineResumesAfterRestart(t *testing.T) {
 		g.Expect(inv.Status.Phase).To(Equal(runlorev1.InvestigationInvestigating))
 	}, eventually, 100*time.Millisecond).Should(Succeed())
 	g.Eventually(log.get, eventually).Should(ContainElement(runlorev1.StepInvestigate))
+	g.Eventually(func(g Gomega) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc"}, inc)).To(Succeed())
+		g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentInvestigating))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
 	stop() // the manager dies mid-investigation
-
-	inc := &runlorev1.Incident{}
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc"}, inc)).To(Succeed())
-	g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentInvestigating))
 
 	// A new manager picks up at Investigate and never re-runs Recall.
 	log2 := &stepLog{}

@@ -17,10 +17,12 @@ limitations under the License.
 package controllers
 
 import (
+	"io/fs"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/phase"
 )
 
@@ -36,6 +38,12 @@ type Options struct {
 	// SustainedClear is how long an incident must stay clear before its
 	// episode counts as resolved; DefaultSustainedClear when zero.
 	SustainedClear time.Duration
+	// Syncer keeps KnowledgeCatalogs in the shared index; nil runs no
+	// catalog controller.
+	Syncer *catalog.Syncer
+	// SeedCatalog is the bundled catalog, indexed when no KnowledgeCatalog
+	// exists at start; nil loads none.
+	SeedCatalog fs.FS
 }
 
 // Setup registers every RunLore reconciler with the manager.
@@ -45,6 +53,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	collector.use(mgr.GetCache())
 	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
 		return err
+	}
+	if opts.Syncer != nil {
+		if err := setupCatalogs(mgr, opts); err != nil {
+			return err
+		}
 	}
 	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder,
 		SustainedClear: opts.SustainedClear}).SetupWithManager(mgr); err != nil {
@@ -57,6 +70,33 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Machine:       &phase.Machine{Steps: steps},
 		MaxConcurrent: opts.MaxConcurrentInvestigations,
 	}).SetupWithManager(mgr)
+}
+
+// setupCatalogs registers the catalog controller, the seed loader and the
+// readiness check that waits for this replica's index.
+func setupCatalogs(mgr ctrl.Manager, opts Options) error {
+	elected := mgr.Elected()
+	leader := func() bool {
+		select {
+		case <-elected:
+			return true
+		default:
+			return false
+		}
+	}
+	if err := (&KnowledgeCatalogReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("runlore"), Syncer: opts.Syncer, Leader: leader}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	ready := &catalogReadiness{reader: mgr.GetCache(), index: opts.Syncer.Index}
+	if opts.SeedCatalog != nil {
+		ready.seed = &seedLoader{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), syncer: opts.Syncer,
+			fsys: opts.SeedCatalog, namespace: opts.OperatorNamespace, elected: elected}
+		if err := mgr.Add(ready.seed); err != nil {
+			return err
+		}
+	}
+	return mgr.AddReadyzCheck("catalog", ready.Check)
 }
 
 func withDefaults(s phase.Steps, mgr ctrl.Manager) phase.Steps {

@@ -29,6 +29,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,11 +39,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
+	seedcatalog "github.com/runlore/runlore/config/catalog"
 	"github.com/runlore/runlore/controllers"
 	"github.com/runlore/runlore/pkg/admission"
+	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/investigate"
+	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/phase"
+	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
 	"github.com/runlore/runlore/pkg/trigger/gitops"
+	"github.com/runlore/runlore/pkg/whatchanged"
+	"github.com/runlore/runlore/pkg/whatchanged/argocd"
+	"github.com/runlore/runlore/pkg/whatchanged/flux"
+	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
+	"github.com/runlore/runlore/pkg/whatchanged/kube"
 )
 
 // serveConfig is lore serve's configuration: an optional YAML file, with
@@ -65,6 +77,11 @@ type serveConfig struct {
 	InsecureReceiver            bool            `json:"insecureReceiver,omitempty"`
 	IncidentNamespaces          []string        `json:"incidentNamespaces,omitempty"`
 	WatchGitOps                 bool            `json:"watchGitOps,omitempty"`
+	CacheDir                    string          `json:"cacheDir,omitempty"`
+	SeedCatalog                 bool            `json:"seedCatalog,omitempty"`
+	PodLogNamespaces            []string        `json:"podLogNamespaces,omitempty"`
+	PrometheusURL               string          `json:"prometheusURL,omitempty"`
+	ChangeWindow                metav1.Duration `json:"changeWindow,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -81,6 +98,9 @@ func defaultServeConfig() serveConfig {
 		GracefulShutdownTimeout:     metav1.Duration{Duration: 30 * time.Second},
 		WebhookPort:                 9443,
 		ReceiverBindAddress:         receiver.DefaultBindAddress,
+		CacheDir:                    filepath.Join(os.TempDir(), "runlore"),
+		SeedCatalog:                 true,
+		ChangeWindow:                metav1.Duration{Duration: pipeline.DefaultWindow},
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 	}
 }
@@ -109,6 +129,14 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 		return nil
 	})
 	fs.BoolVar(&cfg.WatchGitOps, "watch-gitops", cfg.WatchGitOps, "turn failing Flux and Argo CD objects into Incidents where no TriggerPolicy says otherwise")
+	fs.StringVar(&cfg.CacheDir, "cache-dir", cfg.CacheDir, "writable directory for the catalog and git mirrors")
+	fs.BoolVar(&cfg.SeedCatalog, "seed-catalog", cfg.SeedCatalog, "index the bundled runbooks when no KnowledgeCatalog exists at start")
+	fs.Func("pod-log-namespaces", "comma-separated globs of namespaces whose pod logs investigations may read (none by default)", func(v string) error {
+		cfg.PodLogNamespaces = splitList(v)
+		return nil
+	})
+	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", cfg.PrometheusURL, "Prometheus or VictoriaMetrics API root for the promql tool")
+	fs.DurationVar(&cfg.ChangeWindow.Duration, "change-window", cfg.ChangeWindow.Duration, "how far before an incident changes are looked for")
 	return configFile
 }
 
@@ -211,6 +239,40 @@ func serve(ctx context.Context, rc *rest.Config, cfg serveConfig) error {
 	return mgr.Start(ctx)
 }
 
+// buildPipeline assembles the Investigation's steps: the shared catalog
+// index, the read-only tools, the what-changed timeline and the engine.
+func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.Steps, *catalog.Syncer, error) {
+	index, err := catalog.New()
+	if err != nil {
+		return phase.Steps{}, nil, err
+	}
+	syncer := catalog.NewSyncer(index, filepath.Join(cfg.CacheDir, "catalogs"))
+	mirrors, err := gitdiff.NewCache(filepath.Join(cfg.CacheDir, "git"))
+	if err != nil {
+		return phase.Steps{}, nil, err
+	}
+	clientset, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return phase.Steps{}, nil, err
+	}
+	reader := mgr.GetClient()
+	kb := pipeline.KB{Index: index}
+	registry := tools.NewRegistry(append((&tools.Kube{Client: reader}).Tools(),
+		&tools.PodLogs{Clientset: clientset, AllowedNamespaces: cfg.PodLogNamespaces},
+		&tools.PromQL{BaseURL: cfg.PrometheusURL},
+		&tools.KBSearch{KB: kb}, &tools.KBGet{KB: kb})...)
+	finder := &whatchanged.Finder{Collectors: []whatchanged.Collector{
+		&flux.Collector{Client: reader, Mirrors: mirrors},
+		&argocd.Collector{Client: reader, Mirrors: mirrors},
+		&kube.Collector{Client: reader},
+	}}
+	steps := pipeline.Steps(pipeline.Config{
+		Client: mgr.GetClient(), Index: index, Changes: finder, Window: cfg.ChangeWindow.Duration,
+		Engine: &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration}, OperatorNamespace: cfg.Namespace,
+	})
+	return steps, syncer, nil
+}
+
 // addIntake starts the Alertmanager receiver and the GitOps-failure watcher.
 func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
 	opts := receiver.Options{
@@ -275,10 +337,20 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		ctrl.Log.WithName("serve").Info("admission webhook is off: no serving certificate; votes and approvals are not attributed to a user",
 			"certDir", cfg.WebhookCertDir)
 	}
-	if err := controllers.Setup(mgr, controllers.Options{
+	steps, syncer, err := buildPipeline(mgr, rc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := controllers.Options{
+		Steps:                       steps,
 		MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations,
 		OperatorNamespace:           cfg.Namespace,
-	}); err != nil {
+		Syncer:                      syncer,
+	}
+	if cfg.SeedCatalog {
+		opts.SeedCatalog = seedcatalog.FS
+	}
+	if err := controllers.Setup(mgr, opts); err != nil {
 		return nil, err
 	}
 	if err := addIntake(mgr, cfg); err != nil {

@@ -37,7 +37,7 @@ func IndexEntries(entries []runlorev1.KnowledgeEntry) Entries {
 		if e.Spec.CatalogRef == nil || e.Spec.CatalogRef.Name == "" {
 			continue
 		}
-		x[catalog.EntryID(e.Spec.CatalogRef.Name, e.Spec.Path)] = e
+		x[catalog.EntryID(CatalogKey(e.Namespace, e.Spec.CatalogRef.Name), e.Spec.Path)] = e
 	}
 	return x
 }
@@ -75,3 +75,7 @@ func (n namingSearcher) Search(ctx context.Context, text string, k int) ([]Candi
 	n.entries.Name(cands)
 	return cands, err
 }
+
+// CatalogKey is the name a KnowledgeCatalog's entries carry in the shared
+// index: its namespace and name, so two namespaces may use one name.
+func CatalogKey(namespace, name string) string { return namespace + "/" + name }

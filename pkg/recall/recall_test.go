@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/outcome"
 )
@@ -577,21 +578,23 @@ func FuzzAgreement(f *testing.F) {
 func TestEntries(t *testing.T) {
 	g := NewWithT(t)
 	entries := []runlorev1.KnowledgeEntry{
-		{ObjectMeta: metav1.ObjectMeta{Name: "main-api-oom"}, Spec: runlorev1.KnowledgeEntrySpec{
+		{ObjectMeta: metav1.ObjectMeta{Name: "main-api-oom", Namespace: "runlore-system"}, Spec: runlorev1.KnowledgeEntrySpec{
 			CatalogRef: &runlorev1.LocalObjectReference{Name: "main"}, Path: "payments/api-oom.md"},
 			Status: runlorev1.KnowledgeEntryStatus{Trust: runlorev1.TrustRecord{Recalls: 3, Resolved: 1, Down: 1}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "draft-1"}, Spec: runlorev1.KnowledgeEntrySpec{Path: "draft.md"}},
 	}
 	x := IndexEntries(entries)
 	g.Expect(x).To(HaveLen(1))
-	g.Expect(x.Trust()).To(Equal(map[string]outcome.Tally{"main:payments/api-oom.md": {Recalls: 3, Resolved: 1, Down: 1}}))
-	cands := []Candidate{{ID: "main:payments/api-oom.md"}, {ID: "main:other.md"}}
+	// Entries are keyed by their catalog's namespace and name, as indexed.
+	id := catalog.EntryID(CatalogKey("runlore-system", "main"), "payments/api-oom.md")
+	g.Expect(x.Trust()).To(Equal(map[string]outcome.Tally{id: {Recalls: 3, Resolved: 1, Down: 1}}))
+	cands := []Candidate{{ID: id}, {ID: "runlore-system/main:other.md"}}
 	x.Name(cands)
 	g.Expect(cands[0].Name()).To(Equal("main-api-oom"))
-	g.Expect(cands[1].Name()).To(Equal("main:other.md"))
+	g.Expect(cands[1].Name()).To(Equal("runlore-system/main:other.md"))
 
 	hit := cand("payments/api-oom.md", "payments/api", 10, 0.9)
-	hit.ID = "main:payments/api-oom.md"
+	hit.ID = id
 	named := x.Searcher(&fixedSearcher{cands: []Candidate{hit}})
 	res, err := Recall(context.Background(), named, nil, Input{Query: Query{Text: "oom", Workload: wl("payments", "", "api")},
 		Trust: x.Trust(), ResolveChannelLive: true, Policy: DefaultPolicy(), Now: now})

@@ -1,0 +1,99 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package pipeline
+
+import (
+	"strings"
+
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/whatchanged"
+)
+
+// convertChanges turns the what-changed timeline into the engine's view:
+// the objects each change touched, and which aspects of them it altered,
+// read from its diff. A change that cannot have caused the incident stays
+// on the list; the analyzer rules it out with its reason.
+func convertChanges(in []whatchanged.Change) []incident.Change {
+	out := make([]incident.Change, 0, len(in))
+	for _, c := range in {
+		ch := incident.Change{
+			Source: string(c.Source), Kind: c.Object.Kind, Namespace: c.Object.Namespace, Name: c.Object.Name,
+			At: c.At, FromRevision: c.FromRevision, ToRevision: c.ToRevision,
+			Files: c.Files, Summary: c.Summary, Diff: c.Diff,
+			Aspects: aspects(c.Diff + "\n" + c.Summary),
+		}
+		for _, o := range c.Objects {
+			ch.Touches = append(ch.Touches, ref(o))
+		}
+		if c.Object.Namespace != "" {
+			ch.Touches = append(ch.Touches, ref(c.Object))
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+func ref(o whatchanged.ObjectRef) string {
+	if o.Namespace == "" {
+		return o.Kind + "/" + o.Name
+	}
+	return o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+// aspectWords map words in a diff's changed lines to the aspect they alter.
+var aspectWords = []struct{ word, aspect string }{
+	{"image", "image"},
+	{"memory", "resources"}, {"cpu", "resources"}, {"limits", "resources"}, {"requests", "resources"},
+	{"readinessprobe", "probes"}, {"livenessprobe", "probes"}, {"startupprobe", "probes"},
+	{"env", "env"}, {"value:", "env"},
+	{"replicas", "replicas"},
+	{"configmap", "config"}, {"data:", "config"},
+	{"secret", "secret"},
+	{"containerport", "ports"}, {"ports", "ports"},
+	{"chart", "chart"}, {"version:", "chart"},
+	{"networkpolicy", "network"},
+	{"storage", "storage"}, {"persistentvolumeclaim", "storage"},
+	{"role", "rbac"},
+	{"command", "command"}, {"args", "command"},
+}
+
+// aspects reads the aspects a diff alters, each reported once, in the order
+// of aspectWords: from the added and removed lines of a unified diff, or
+// from every line of a field-by-field one (a pod-template diff).
+func aspects(diff string) []string {
+	unified := strings.Contains(diff, "@@")
+	var changed strings.Builder
+	for _, line := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(line, "+++") || strings.HasPrefix(line, "---") {
+			continue
+		}
+		if !unified || strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-") {
+			changed.WriteString(strings.ToLower(line))
+			changed.WriteByte('\n')
+		}
+	}
+	text := changed.String()
+	seen := map[string]bool{}
+	var out []string
+	for _, aw := range aspectWords {
+		if !seen[aw.aspect] && strings.Contains(text, aw.word) {
+			seen[aw.aspect] = true
+			out = append(out, aw.aspect)
+		}
+	}
+	return out
+}

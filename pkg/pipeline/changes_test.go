@@ -1,0 +1,58 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package pipeline
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/runlore/runlore/pkg/whatchanged"
+)
+
+func TestAspects(t *testing.T) {
+	for _, tc := range []struct {
+		name, diff string
+		want       []string
+	}{
+		{"unified diff reads only changed lines", "@@ -1,3 +1,3 @@\n image: api:1.0\n-        memory: 512Mi\n+        memory: 256Mi\n", []string{"resources"}},
+		{"header lines are not changes", "--- a/deploy.yaml\n+++ b/deploy.yaml\n@@ -1 +1 @@\n-replicas: 2\n+replicas: 3\n", []string{"replicas"}},
+		{"field-by-field diff", "container api: image: api:1.0 -> api:1.1\ncontainer api: readinessProbe.httpGet.path: /healthz -> /ready", []string{"image", "probes"}},
+		{"nothing recognisable", "@@ -1 +1 @@\n-# comment\n+# other comment\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(aspects(tc.diff)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestConvertChanges(t *testing.T) {
+	g := NewWithT(t)
+	at := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
+	got := convertChanges([]whatchanged.Change{{
+		Source: "flux", Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"},
+		At: at, FromRevision: "main@sha1:aaa", ToRevision: "main@sha1:bbb", Files: []string{"apps/payments/api.yaml"},
+		Objects: []whatchanged.ObjectRef{{Kind: "Deployment", Namespace: "payments", Name: "api"}},
+		Diff:    "@@ -10 +10 @@\n-            memory: 512Mi\n+            memory: 128Mi\n",
+	}})
+	g.Expect(got).To(HaveLen(1))
+	g.Expect(got[0].Touches).To(ConsistOf("Deployment/payments/api", "Kustomization/flux-system/apps"))
+	g.Expect(got[0].Aspects).To(Equal([]string{"resources"}))
+	g.Expect(got[0].At).To(Equal(at))
+	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
+}

@@ -1,0 +1,400 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package pipeline builds the Investigation's steps from RunLore's domain
+// packages: Recall from the shared catalog index and the recall gates,
+// Investigate from the what-changed timeline and the investigation engine,
+// Verify from the engine's skeptic pass, and Curate from the curator. Each
+// step reads through the manager's client and writes only its own result
+// into the Investigation's status (and, for Curate, a draft
+// KnowledgeEntry). It never talks to a model or a forge except through the
+// engine and the interfaces it is given.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/action"
+	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/curator"
+	"github.com/runlore/runlore/pkg/investigate"
+	"github.com/runlore/runlore/pkg/okf"
+	"github.com/runlore/runlore/pkg/phase"
+	"github.com/runlore/runlore/pkg/recall"
+	"github.com/runlore/runlore/pkg/whatchanged"
+)
+
+// Defaults of the pipeline.
+const (
+	// DefaultWindow is how far before the incident changes are looked for.
+	DefaultWindow = 6 * time.Hour
+	// DefaultMinConfidence is the curation bar's confidence minimum.
+	DefaultMinConfidence = 0.6
+)
+
+// Config is what the steps read from.
+type Config struct {
+	// Client is the manager's client.
+	Client client.Client
+	// Index is the shared catalog index; nil or empty means no recall.
+	Index *catalog.Index
+	// Engine investigates and verifies. Required.
+	Engine *investigate.Engine
+	// Changes builds the what-changed timeline; nil means none.
+	Changes *whatchanged.Finder
+	// Window bounds the timeline; DefaultWindow when zero.
+	Window time.Duration
+	// OperatorNamespace holds policies that apply everywhere.
+	OperatorNamespace string
+	// MinConfidence is the curation bar; DefaultMinConfidence when zero.
+	MinConfidence float64
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Steps returns the Recall, Investigate, Verify and Curate steps.
+func Steps(c Config) phase.Steps {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.MinConfidence <= 0 {
+		c.MinConfidence = DefaultMinConfidence
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	cfg := &c
+	return phase.Steps{
+		Recall:      phase.StepFunc(cfg.recall),
+		Investigate: phase.StepFunc(cfg.investigate),
+		Verify:      phase.StepFunc(cfg.verify),
+		Curate:      phase.StepFunc(cfg.curate),
+	}
+}
+
+// recall runs the three gates over the shared index and, when one fires,
+// confirms against live state and states the recalled answer.
+func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+	if c.Index == nil || c.Index.Len() == 0 {
+		inv.Status.Recall = &runlorev1.RecallDecision{Gates: []runlorev1.GateResult{{
+			Gate: "catalog", Passed: false, Reason: "no knowledge catalog is indexed"}}}
+		return nil
+	}
+	policy, err := c.recallPolicy(ctx, inc)
+	if err != nil {
+		return err
+	}
+	var kes runlorev1.KnowledgeEntryList
+	if err := c.Client.List(ctx, &kes); err != nil {
+		return err
+	}
+	entries := recall.IndexEntries(kes.Items)
+	auto, err := c.autoActions(ctx, inc)
+	if err != nil {
+		return err
+	}
+	live, err := c.resolveChannelLive(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := recall.Recall(ctx, entries.Searcher(recall.CatalogSearcher{Index: c.Index}), nil, recall.Input{
+		Query: recall.Enrich(&inc.Spec), Trust: entries.Trust(), ResolveChannelLive: live,
+		Policy: policy, Now: c.Now(), AutoActions: auto,
+	})
+	if err != nil {
+		return err
+	}
+	d := res.Decision
+	if res.Fired != nil {
+		evidence, gathered, detail := c.confirm(ctx, inc)
+		if err := recall.ApplyConfirm(&d, gathered, detail); err != nil {
+			return err
+		}
+		doc, _ := c.Index.Get(res.Fired.ID)
+		inv.Status.Result = recalledFinding(doc, res.Fired, d.Confidence, evidence)
+	}
+	inv.Status.Recall = &d
+	return nil
+}
+
+func (c *Config) recallPolicy(ctx context.Context, inc *runlorev1.Incident) (recall.Policy, error) {
+	var all []runlorev1.RecallPolicy
+	for _, ns := range namespaces(inc.Namespace, c.OperatorNamespace) {
+		var list runlorev1.RecallPolicyList
+		if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return recall.Policy{}, err
+		}
+		all = append(all, list.Items...)
+	}
+	sel, _ := recall.SelectPolicy(all, inc.Spec.Labels)
+	if sel == nil {
+		return recall.DefaultPolicy(), nil
+	}
+	return recall.PolicyFromSpec(&sel.Spec)
+}
+
+// autoActions reports whether the ActionPolicy in force is auto: recall is
+// then disabled, so a catalog entry never short-circuits into an action.
+func (c *Config) autoActions(ctx context.Context, inc *runlorev1.Incident) (bool, error) {
+	var all []runlorev1.ActionPolicy
+	for _, ns := range namespaces(inc.Namespace, c.OperatorNamespace) {
+		var list runlorev1.ActionPolicyList
+		if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		all = append(all, list.Items...)
+	}
+	p := action.SelectPolicy(all, inc.Namespace, inc.Spec.Environment)
+	return p != nil && p.Spec.Mode == runlorev1.ActionModeAuto, nil
+}
+
+// resolveChannelLive reports whether this deployment has ever seen an
+// answered incident resolve: until it has, unresolved recalls say nothing.
+func (c *Config) resolveChannelLive(ctx context.Context) (bool, error) {
+	var recs runlorev1.OutcomeRecordList
+	if err := c.Client.List(ctx, &recs); err != nil {
+		return false, err
+	}
+	for i := range recs.Items {
+		if recs.Items[i].Status.Resolved {
+			return true, nil
+		}
+	}
+	var kes runlorev1.KnowledgeEntryList
+	if err := c.Client.List(ctx, &kes); err != nil {
+		return false, err
+	}
+	for _, e := range kes.Items {
+		if e.Status.Trust.Resolved > 0 || (e.Status.FoldedTrust != nil && e.Status.FoldedTrust.Resolved > 0) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// confirm gathers pod status and events in the workload's namespace,
+// namespace-wide so a cause on a neighbour is seen too.
+func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident) (evidence []string, gathered bool, detail string) {
+	ns := ""
+	if w := inc.Spec.Workload; w != nil {
+		ns = w.Namespace
+	}
+	if ns == "" || c.Engine == nil || c.Engine.Tools == nil {
+		return nil, false, "the incident names no namespace to look at"
+	}
+	args, _ := json.Marshal(map[string]string{"namespace": ns})
+	var missing []string
+	for _, tool := range []string{"pod_status", "kube_events"} {
+		res, err := c.Engine.Tools.Run(ctx, tool, args)
+		if err != nil {
+			missing = append(missing, tool+": "+err.Error())
+			continue
+		}
+		evidence = append(evidence, firstLines(tool+": "+res.Text, 4)...)
+	}
+	if len(missing) > 0 {
+		return evidence, false, strings.Join(missing, "; ")
+	}
+	return evidence, true, fmt.Sprintf("pod_status and kube_events in %s read for confirmation", ns)
+}
+
+// recalledFinding states a recalled entry as the finding: its cause, its
+// reviewed resolution, and the live state read to confirm it.
+func recalledFinding(doc catalog.Document, c *recall.Candidate, confidence runlorev1.Confidence, evidence []string) *runlorev1.Finding {
+	summary, resolution := c.Title, ""
+	if doc.Entry != nil {
+		if cause := strings.TrimSpace(doc.Section(okf.SectionCause)); cause != "" {
+			summary = firstSentence(cause)
+		} else if doc.Description != "" {
+			summary = doc.Description
+		}
+		resolution = strings.TrimSpace(doc.Section(okf.SectionResolution))
+	}
+	ev := append([]string{fmt.Sprintf("answered from the knowledge catalog: %s (%s), no investigation was run", c.Path, c.Title)}, evidence...)
+	if resolution != "" {
+		ev = append(ev, "reviewed resolution: "+firstSentence(resolution))
+	}
+	rc := runlorev1.RootCause{Summary: truncate(summary, 1024), Confidence: confidence, Evidence: bound(ev, 32)}
+	verdict := runlorev1.VerdictDiagnosed
+	if resolution != "" {
+		verdict = runlorev1.VerdictActionable
+	}
+	return &runlorev1.Finding{RootCauses: []runlorev1.RootCause{rc}, Verdict: verdict}
+}
+
+// request is the investigation engine's view of the incident.
+func (c *Config) request(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) (investigate.Request, []string) {
+	req := investigate.Request{
+		Title: inc.Spec.Title, Message: inc.Spec.Message, AlertName: inc.Spec.AlertName,
+		Labels: inc.Spec.Labels, Start: inc.CreationTimestamp.Time, PriorFinding: inv.Spec.PriorFinding,
+	}
+	if inc.Spec.StartsAt != nil {
+		req.Start = inc.Spec.StartsAt.Time
+	}
+	if w := inc.Spec.Workload; w != nil {
+		req.Namespace, req.WorkloadKind, req.Workload = w.Namespace, w.Kind, w.Name
+	}
+	if r := inv.Status.Recall; r != nil {
+		req.Leads = r.Leads
+	}
+	var warnings []string
+	if c.Changes != nil && req.Namespace != "" {
+		report, err := c.Changes.Timeline(ctx, whatchanged.FromIncident(inc), c.Window)
+		if err != nil {
+			warnings = append(warnings, "what changed could not be read: "+err.Error())
+		} else {
+			req.Changes = convertChanges(report.Changes)
+			warnings = append(warnings, report.Warnings...)
+		}
+	}
+	return req, warnings
+}
+
+func (c *Config) investigate(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+	req, warnings := c.request(ctx, inc, inv)
+	f, usage, err := c.Engine.Investigate(ctx, req)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		if len(f.Unresolved) < 16 {
+			f.Unresolved = append(f.Unresolved, truncate(w, 512))
+		}
+	}
+	inv.Status.Result = f
+	addUsage(&inv.Status.Usage, usage)
+	return nil
+}
+
+// verify runs the skeptic pass; on the recall path it fails closed.
+func (c *Config) verify(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+	if inv.Status.Result == nil || len(inv.Status.Result.RootCauses) == 0 {
+		inv.Status.Verify = &runlorev1.VerifyOutcome{Ran: true, Verdict: "upheld", Notes: []string{"no root cause to review"}}
+		return nil
+	}
+	req, _ := c.request(ctx, inc, inv)
+	failClosed := inv.Status.Mode == runlorev1.ModeRecall
+	out, f, err := c.Engine.Verify(ctx, req, inv.Status.Result, failClosed)
+	if err != nil {
+		if failClosed {
+			inv.Status.Verify = &runlorev1.VerifyOutcome{Ran: false, Verdict: "failed", Notes: []string{"the review could not run, so the recalled answer is not trusted"}}
+			return nil
+		}
+		return err
+	}
+	inv.Status.Verify, inv.Status.Result = out, f
+	return nil
+}
+
+// curate decides whether a fresh, verified finding becomes a draft entry,
+// and writes the draft KnowledgeEntry when it does.
+func (c *Config) curate(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+	var kes runlorev1.KnowledgeEntryList
+	if err := c.Client.List(ctx, &kes); err != nil {
+		return err
+	}
+	merged, open := curator.Catalog(kes.Items)
+	resource := curator.ResourceRef(inc, inv.Status.Result)
+	dec := curator.Decide(curator.Input{
+		Finding: inv.Status.Result, Verify: inv.Status.Verify, Recalled: inv.Status.Mode == runlorev1.ModeRecall,
+		MinConfidence: c.MinConfidence, Resource: resource, TriggerKey: inc.Spec.TriggerKey,
+		Merged: merged, OpenDrafts: open,
+	})
+	if dec.Decision == "drafted" {
+		draft, err := curator.RenderDraft(curator.DraftInput{Incident: inc, Investigation: inv.Name, Finding: inv.Status.Result,
+			Verify: inv.Status.Verify, Decision: dec, Resource: resource, Now: c.Now()})
+		if err != nil {
+			return phase.Stall(fmt.Errorf("rendering the draft entry: %w", err))
+		}
+		ke := curator.DraftEntry(draft, curator.DraftName(dec.Fingerprint), inc.Namespace, "", inv.Name)
+		if err := c.Client.Create(ctx, ke); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		if ke.Status.Phase == "" {
+			before := ke.DeepCopy()
+			ke.Status.Phase = runlorev1.EntryPhaseDrafted
+			if err := c.Client.Status().Patch(ctx, ke, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		dec.Entry = ke.Name
+	}
+	inv.Status.Curation = &dec
+	return nil
+}
+
+func addUsage(dst *runlorev1.Usage, u runlorev1.Usage) {
+	dst.ModelCalls += u.ModelCalls
+	dst.ToolCalls += u.ToolCalls
+	dst.InputTokens += u.InputTokens
+	dst.OutputTokens += u.OutputTokens
+	if u.Model != "" {
+		dst.Model = u.Model
+	}
+	dst.PromptVersion = investigate.PromptVersion()
+}
+
+func namespaces(ns, operator string) []string {
+	if operator == "" || operator == ns {
+		return []string{ns}
+	}
+	return []string{ns, operator}
+}
+
+func firstLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	for i := range lines {
+		lines[i] = truncate(lines[i], 512)
+	}
+	return lines
+}
+
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func bound(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - 3
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
+}
