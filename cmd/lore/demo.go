@@ -34,10 +34,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -49,6 +53,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/config/crd"
+	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
 )
@@ -108,9 +113,17 @@ func demo(ctx context.Context, out io.Writer) error {
 		fmt.Fprint(out, v)
 	}
 
-	say("installed the RunLore CRDs; starting the operator (lore serve) against it")
+	c, err := client.New(rc, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "runlore-system"}}); err != nil {
+		return err
+	}
+	say("installed the RunLore CRDs; starting the operator (lore serve) with the bundled seed catalog")
 	cfg := defaultServeConfig()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.Namespace = "0", "0", "runlore-system"
+	cfg.CacheDir = filepath.Join(filepath.Dir(kubeconfig), "cache")
 	receiverAddr, err := localAddr()
 	if err != nil {
 		return err
@@ -126,11 +139,7 @@ func demo(ctx context.Context, out io.Writer) error {
 	go func() { mgrDone <- serve(mgrCtx, rc, cfg) }()
 	defer func() { stopMgr(); <-mgrDone }()
 
-	c, err := client.New(rc, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		return err
-	}
-	say("seeding a fault: payments/api is OOMKilled in a crash loop")
+	say("seeding a fault: a rollout of payments/api cut its memory limit to 256Mi; its pods are OOMKilled in a crash loop")
 	if err := seedFault(ctx, c); err != nil {
 		return err
 	}
@@ -138,23 +147,130 @@ func demo(ctx context.Context, out io.Writer) error {
 		fmt.Fprint(out, o)
 	}
 
+	// Every firing of the demo's alert is worth a look: no dedup, no hold.
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: demoNamespace},
+		Spec: runlorev1.TriggerPolicySpec{DedupWindow: metav1.Duration{}, Debounce: metav1.Duration{}}}
+	if err := c.Create(ctx, policy); err != nil {
+		return err
+	}
+	// The alert starts after the rollout, as it would in life.
+	time.Sleep(1100 * time.Millisecond)
+	started := time.Now()
 	say("Alertmanager fires KubeContainerOOMKilled: POST %s/webhook/alertmanager", receiverAddr)
-	key, err := postAlert(ctx, receiverAddr, token, demoAlert(time.Now()))
+	key, err := postAlert(ctx, receiverAddr, token, demoAlert(started, "firing"))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "incident.runlore.io/%s recorded in %s\n", key.Name, key.Namespace)
-	inc := &runlorev1.Incident{}
-	inc.Name, inc.Namespace = key.Name, key.Namespace
-
 	say("kubectl get incidents,investigations -n %s, as RunLore works", demoNamespace)
-	return follow(ctx, c, client.ObjectKeyFromObject(inc), out, func() error {
+	watch := func() error {
 		o, err := kubectl("get", "incidents,investigations", "-n", demoNamespace)
 		if err == nil {
 			fmt.Fprintln(out, o)
 		}
 		return err
-	})
+	}
+	first, err := follow(ctx, c, key, "", out, watch)
+	if err != nil {
+		return err
+	}
+	if first.Status.Curation == nil || first.Status.Curation.Entry == "" {
+		return fmt.Errorf("the first investigation drafted no entry (curation: %+v)", first.Status.Curation)
+	}
+
+	say("a human reviews the draft, marks it active and merges it into the team's catalog (a git repository)")
+	draft := &runlorev1.KnowledgeEntry{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: first.Status.Curation.Entry}, draft); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "--- %s\n%s\n---\n", draft.Spec.Path, draft.Spec.Body)
+	repo := filepath.Join(filepath.Dir(kubeconfig), "runbooks")
+	entry, err := okf.Parse(draft.Spec.Path, []byte(draft.Spec.Body))
+	if err != nil {
+		return fmt.Errorf("the draft is not a valid entry: %w", err)
+	}
+	entry.Status = okf.StatusActive
+	merged, err := okf.Render(entry)
+	if err != nil {
+		return err
+	}
+	if err := commitEntry(repo, draft.Spec.Path, string(merged)); err != nil {
+		return err
+	}
+	kc := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "team-runbooks", Namespace: "runlore-system"},
+		Spec: runlorev1.KnowledgeCatalogSpec{Git: &runlorev1.GitCatalogSource{URL: repo, Ref: "main"},
+			Interval: metav1.Duration{Duration: 10 * time.Second}}}
+	if err := c.Create(ctx, kc); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(kc), kc)
+		return err == nil && meta.IsStatusConditionTrue(kc.Status.Conditions, runlorev1.ReadyCondition), err
+	}); err != nil {
+		return fmt.Errorf("the catalog did not sync: %w", err)
+	}
+	if o, err := kubectl("get", "knowledgecatalogs,knowledgeentries", "-n", "runlore-system", "-l", runlorev1.CatalogLabel+"=team-runbooks"); err == nil {
+		fmt.Fprint(out, o)
+	}
+
+	say("the alert resolves; later the same fault fires again")
+	if _, err := postAlert(ctx, receiverAddr, token, demoAlert(started, "resolved")); err != nil {
+		return err
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := postAlert(ctx, receiverAddr, token, demoAlert(time.Now(), "firing")); err != nil {
+		return err
+	}
+	second, err := follow(ctx, c, key, first.Name, out, watch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n==> first occurrence: %s investigation in %dms; second: %s in %dms\n",
+		first.Status.Mode, first.Status.Usage.DurationMillis, second.Status.Mode, second.Status.Usage.DurationMillis)
+	if second.Status.Mode != runlorev1.ModeRecall {
+		return errors.New("the second occurrence was not answered by instant recall")
+	}
+	return nil
+}
+
+// commitEntry writes one catalog entry into a new git repository's main
+// branch, as merging the draft's pull request would.
+func commitEntry(dir, path, body string) error {
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, path), []byte(body), 0o644); err != nil {
+		return err
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return err
+	}
+	if _, err := wt.Add(path); err != nil {
+		return err
+	}
+	sig := &object.Signature{Name: "On-call reviewer", Email: "oncall@example.com", When: time.Now()}
+	_, err = wt.Commit("Merge RunLore draft: "+path, &git.CommitOptions{Author: sig, Committer: sig})
+	return err
+}
+
+func waitFor(ctx context.Context, done func() (bool, error)) error {
+	for {
+		ok, _ := done()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // printFinding shows the Investigation's result the way `kubectl describe`
@@ -252,17 +368,28 @@ func seedFault(ctx context.Context, c client.Client) error {
 	if err := c.Create(ctx, dep); err != nil {
 		return err
 	}
-	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "api-7d9f8b6c5", Namespace: demoNamespace,
-			Labels:          map[string]string{"app": "api", "pod-template-hash": "7d9f8b6c5"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: dep.Name, UID: dep.UID, Controller: ptr.To(true)}}},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api", "pod-template-hash": "7d9f8b6c5"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "api", "pod-template-hash": "7d9f8b6c5"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{container}}},
-		},
+	// The rollout history: revision 1 ran with 512Mi, revision 2 cut the
+	// limit to 256Mi while the JVM heap stayed at 512m.
+	previous := container.DeepCopy()
+	previous.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("512Mi")
+	previous.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("512Mi")
+	replicaSet := func(name, hash, revision string, c corev1.Container, replicas int32) *appsv1.ReplicaSet {
+		l := map[string]string{"app": "api", "pod-template-hash": hash}
+		return &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: demoNamespace, Labels: l,
+				Annotations:     map[string]string{"deployment.kubernetes.io/revision": revision},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: dep.Name, UID: dep.UID, Controller: ptr.To(true)}}},
+			Spec: appsv1.ReplicaSetSpec{
+				Replicas: ptr.To(replicas),
+				Selector: &metav1.LabelSelector{MatchLabels: l},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: corev1.PodSpec{Containers: []corev1.Container{c}}},
+			},
+		}
 	}
+	if err := c.Create(ctx, replicaSet("api-6b8d9f7c4", "6b8d9f7c4", "1", *previous, 0)); err != nil {
+		return err
+	}
+	rs := replicaSet("api-7d9f8b6c5", "7d9f8b6c5", "2", container, 1)
 	if err := c.Create(ctx, rs); err != nil {
 		return err
 	}
@@ -301,20 +428,20 @@ func seedFault(ctx context.Context, c client.Client) error {
 
 // demoAlert is the Alertmanager webhook payload (version 4) for the
 // seeded fault, as Alertmanager would send it.
-func demoAlert(now time.Time) map[string]any {
+func demoAlert(startsAt time.Time, status string) map[string]any {
 	labels := map[string]string{"alertname": "KubeContainerOOMKilled", "namespace": demoNamespace,
 		"pod": "api-7d9f8b6c5-x2x9p", "container": "api", "severity": "critical", "environment": "prod"}
 	return map[string]any{
 		"version": "4", "groupKey": `{}:{alertname="KubeContainerOOMKilled"}`, "truncatedAlerts": 0,
-		"status": "firing", "receiver": "runlore", "groupLabels": map[string]string{"alertname": "KubeContainerOOMKilled"},
+		"status": status, "receiver": "runlore", "groupLabels": map[string]string{"alertname": "KubeContainerOOMKilled"},
 		"commonLabels": labels, "commonAnnotations": map[string]string{}, "externalURL": "http://alertmanager.monitoring:9093",
 		"alerts": []map[string]any{{
-			"status": "firing", "labels": labels,
+			"status": status, "labels": labels,
 			"annotations": map[string]string{
 				"summary":     "Container api in payments/api-7d9f8b6c5-x2x9p was OOMKilled",
 				"description": "Container api in pod payments/api-7d9f8b6c5-x2x9p has been OOMKilled 7 times in the last 10 minutes.",
 			},
-			"startsAt": now.Add(-2 * time.Minute).UTC().Format(time.RFC3339), "endsAt": "0001-01-01T00:00:00Z",
+			"startsAt": startsAt.UTC().Format(time.RFC3339), "endsAt": endsAt(status),
 			"generatorURL": "http://prometheus.monitoring:9090/graph", "fingerprint": "3f9c1d2e7a6b5c40",
 		}},
 	}
@@ -353,6 +480,13 @@ func postAlert(ctx context.Context, addr, token string, payload map[string]any) 
 	alert := payload["alerts"].([]map[string]any)[0]
 	labels := alert["labels"].(map[string]string)
 	return client.ObjectKey{Namespace: labels["namespace"], Name: receiver.IncidentName(labels["alertname"], alert["fingerprint"].(string))}, nil
+}
+
+func endsAt(status string) string {
+	if status == "resolved" {
+		return time.Now().UTC().Format(time.RFC3339)
+	}
+	return "0001-01-01T00:00:00Z"
 }
 
 func localAddr() (string, error) {

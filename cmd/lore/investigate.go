@@ -73,7 +73,7 @@ func runInvestigate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "incident.runlore.io/%s created in %s; waiting for RunLore to answer\n", inc.Name, inc.Namespace)
-	if err := follow(ctx, c, client.ObjectKeyFromObject(inc), stdout, nil); err != nil {
+	if _, err := follow(ctx, c, client.ObjectKeyFromObject(inc), "", stdout, nil); err != nil {
 		fmt.Fprintln(stderr, "lore investigate:", err)
 		return 1
 	}
@@ -129,14 +129,15 @@ func canonicalKind(kind string) string {
 	return kind
 }
 
-// follow polls the Incident until its Investigation settles, reporting each
-// phase change through onChange (or a line on out), then prints the finding.
-func follow(ctx context.Context, c client.Client, key client.ObjectKey, out io.Writer, onChange func() error) error {
+// follow polls the Incident until an Investigation other than previous
+// settles, reporting each phase change through onChange (or a line on out),
+// then prints the finding and returns the Investigation.
+func follow(ctx context.Context, c client.Client, key client.ObjectKey, previous string, out io.Writer, onChange func() error) (*runlorev1.Investigation, error) {
 	last := ""
 	for {
 		inc := &runlorev1.Incident{}
 		if err := c.Get(ctx, key, inc); err != nil {
-			return err
+			return nil, err
 		}
 		inv := &runlorev1.Investigation{}
 		invPhase := ""
@@ -145,22 +146,23 @@ func follow(ctx context.Context, c client.Client, key client.ObjectKey, out io.W
 				invPhase = string(inv.Status.Phase)
 			}
 		}
-		if state := string(inc.Status.Phase) + "/" + invPhase; state != last {
+		if state := string(inc.Status.Phase) + "/" + invPhase; state != last && inc.Status.Investigation != previous {
 			last = state
 			if onChange != nil {
 				if err := onChange(); err != nil {
-					return err
+					return nil, err
 				}
 			} else {
 				fmt.Fprintf(out, "  incident %s, investigation %s\n", orDash(string(inc.Status.Phase)), orDash(invPhase))
 			}
 		}
-		if settled(inc.Status.Phase) && invPhase != "" {
-			return printFinding(out, inc, inv)
+		done := inv.Status.Phase == runlorev1.InvestigationCompleted || inv.Status.Phase == runlorev1.InvestigationFailed
+		if settled(inc.Status.Phase) && done && inc.Status.Investigation != previous {
+			return inv, printFinding(out, inc, inv)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no answer yet (incident phase %s): %w", orDash(string(inc.Status.Phase)), ctx.Err())
+			return nil, fmt.Errorf("no answer yet (incident phase %s): %w", orDash(string(inc.Status.Phase)), ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
