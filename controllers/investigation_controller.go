@@ -42,6 +42,9 @@ type InvestigationReconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Machine   *phase.Machine
+	// Actions gates and runs a finished Investigation's suggested actions;
+	// nil leaves them as suggested.
+	Actions *Actions
 	// MaxConcurrent bounds Investigations advanced in parallel.
 	MaxConcurrent int
 }
@@ -58,7 +61,8 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err := r.APIReader.Get(ctx, req.NamespacedName, inv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !inv.DeletionTimestamp.IsZero() || (inv.Status.Step == runlorev1.StepDone && inv.Status.ObservedGeneration == inv.Generation) {
+	done := inv.Status.Step == runlorev1.StepDone && inv.Status.ObservedGeneration == inv.Generation
+	if !inv.DeletionTimestamp.IsZero() || (done && r.Actions == nil) {
 		return ctrl.Result{}, nil
 	}
 	before := inv.DeepCopy()
@@ -75,6 +79,11 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
+	}
+
+	if done {
+		requeue, err := r.Actions.Reconcile(ctx, inc, inv)
+		return ctrl.Result{RequeueAfter: requeue}, err
 	}
 
 	out, err := r.Machine.Advance(ctx, inc, inv)

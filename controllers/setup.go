@@ -22,6 +22,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/runlore/runlore/pkg/action"
+	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/phase"
 )
@@ -44,6 +46,9 @@ type Options struct {
 	// SeedCatalog is the bundled catalog, indexed when no KnowledgeCatalog
 	// exists at start; nil loads none.
 	SeedCatalog fs.FS
+	// AuditLog records every action attempt; without it no action runs
+	// (they are still gated and shown).
+	AuditLog *audit.Log
 }
 
 // Setup registers every RunLore reconciler with the manager.
@@ -64,10 +69,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	return (&InvestigationReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Recorder:      recorder,
-		Machine:       &phase.Machine{Steps: steps},
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  recorder,
+		Machine:   &phase.Machine{Steps: steps},
+		Actions: &Actions{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
+			Executor: &action.Executor{Client: mgr.GetClient(), Audit: opts.AuditLog}, Now: time.Now},
 		MaxConcurrent: opts.MaxConcurrentInvestigations,
 	}).SetupWithManager(mgr)
 }

@@ -42,6 +42,7 @@ import (
 	seedcatalog "github.com/runlore/runlore/config/catalog"
 	"github.com/runlore/runlore/controllers"
 	"github.com/runlore/runlore/pkg/admission"
+	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
@@ -82,6 +83,7 @@ type serveConfig struct {
 	PodLogNamespaces            []string        `json:"podLogNamespaces,omitempty"`
 	PrometheusURL               string          `json:"prometheusURL,omitempty"`
 	ChangeWindow                metav1.Duration `json:"changeWindow,omitempty"`
+	AuditLog                    string          `json:"auditLog,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -137,6 +139,7 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	})
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", cfg.PrometheusURL, "Prometheus or VictoriaMetrics API root for the promql tool")
 	fs.DurationVar(&cfg.ChangeWindow.Duration, "change-window", cfg.ChangeWindow.Duration, "how far before an incident changes are looked for")
+	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
 
@@ -349,6 +352,19 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	}
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS
+	}
+	auditPath := cfg.AuditLog
+	if auditPath == "" {
+		auditPath = filepath.Join(cfg.CacheDir, "audit.jsonl")
+	}
+	if err := os.MkdirAll(filepath.Dir(auditPath), 0o700); err != nil {
+		return nil, fmt.Errorf("--audit-log: %w", err)
+	}
+	if opts.AuditLog, err = audit.Open(auditPath); err != nil {
+		return nil, fmt.Errorf("--audit-log %s: %w", auditPath, err)
+	}
+	if strings.HasPrefix(auditPath, os.TempDir()) {
+		ctrl.Log.WithName("serve").Info("WARNING: the action audit log is on ephemeral storage; mount a persistent volume and set --audit-log", "path", auditPath)
 	}
 	if err := controllers.Setup(mgr, opts); err != nil {
 		return nil, err

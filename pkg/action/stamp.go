@@ -37,7 +37,9 @@ func Stamp(a *runlorev1.SuggestedAction, d Derivation, v Verdict, policy *runlor
 		a.DecidedAt = &t
 	}
 	a.State, a.StateReason = v.State, v.Reason
-	if decision != nil && (v.State == runlorev1.ActionApproved || v.State == runlorev1.ActionRejected) {
+	answered := v.State == runlorev1.ActionApproved || v.State == runlorev1.ActionRejected ||
+		v.State == runlorev1.ActionExecuted || v.State == runlorev1.ActionFailed
+	if decision != nil && answered && v.Actor != ActorAuto {
 		a.DecidedBy = decision.By.User
 	} else if v.Actor == ActorAuto {
 		a.DecidedBy = ActorAuto

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -44,7 +45,14 @@ const (
 	// StampSuffix turns a verb annotation into its stamp: runlore.io/approve
 	// is stamped by runlore.io/approve-by.
 	StampSuffix = "-by"
+	// GroupsSuffix turns a decision's stamp into the stamp of the deciding
+	// user's groups: runlore.io/approve-by-groups, comma-separated.
+	GroupsSuffix = "-by-groups"
 )
+
+// decisions are the verbs whose deciding user's groups are stamped too,
+// since approvers may be named by group.
+var decisions = map[string]bool{runlorev1.ApproveAnnotation: true, runlorev1.RejectAnnotation: true, ResumeAnnotation: true}
 
 // User is the authenticated identity of an API request.
 type User struct {
@@ -93,22 +101,28 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 	}
 
 	for _, verb := range verbs {
-		stamp := verb + StampSuffix
+		stamp, groups := verb+StampSuffix, verb+GroupsSuffix
 		if !changed(verb) {
-			if changed(stamp) {
-				return nil, fmt.Sprintf("%s is written by RunLore from the authenticated user; set %s instead", stamp, verb)
+			for _, s := range []string{stamp, groups} {
+				if changed(s) {
+					return nil, fmt.Sprintf("%s is written by RunLore from the authenticated user; set %s instead", s, verb)
+				}
 			}
 			continue
 		}
 		value := req.New[verb]
-		if value == "" { // removing a verb removes its stamp
+		if value == "" { // removing a verb removes its stamps
 			delete(out, stamp)
+			delete(out, groups)
 			continue
 		}
 		if reason := validate(ctx, req, verb, value, approvers); reason != "" {
 			return nil, reason
 		}
 		out[stamp] = user
+		if decisions[verb] {
+			out[groups] = strings.Join(req.User.Groups, ",")
+		}
 		if verb == runlorev1.FeedbackAnnotation {
 			votes, err := decodeVotes(req.Old[VotesAnnotation])
 			if err != nil {
