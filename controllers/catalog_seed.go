@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -91,6 +93,18 @@ type catalogReadiness struct {
 	seed   *seedLoader
 }
 
+func permanentSyncFailure(kc *runlorev1.KnowledgeCatalog) bool {
+	c := meta.FindStatusCondition(kc.Status.Conditions, runlorev1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return false
+	}
+	switch c.Reason {
+	case reasonAuthFailed, reasonRefNotFound, reasonPathNotFound, reasonRepositoryNotFound:
+		return true
+	}
+	return false
+}
+
 func (c *catalogReadiness) Check(req *http.Request) error {
 	if c.seed != nil && !c.seed.done.Load() {
 		return fmt.Errorf("the seed catalog is not indexed yet")
@@ -100,7 +114,10 @@ func (c *catalogReadiness) Check(req *http.Request) error {
 		return err
 	}
 	for _, kc := range list.Items {
-		if kc.Spec.Suspend {
+		// A suspended catalog, or one refused for a reason retries cannot
+		// fix (its condition says why), must not hold every replica unready
+		// and with it the receiver and the webhook.
+		if kc.Spec.Suspend || permanentSyncFailure(&kc) {
 			continue
 		}
 		if _, ok := c.index.Revision(recall.CatalogKey(kc.Namespace, kc.Name)); !ok {

@@ -190,18 +190,27 @@ func (r *KnowledgeCatalogReconciler) artifact(ctx context.Context, kc *runlorev1
 	return &catalog.ArtifactSource{URL: art.URL, Digest: art.Digest, Revision: art.Revision, Path: ref.Path}, nil
 }
 
+// Reasons a catalog sync fails for, on its Ready condition.
+const (
+	reasonAuthFailed         = "AuthenticationFailed"
+	reasonRefNotFound        = "RefNotFound"
+	reasonPathNotFound       = "PathNotFound"
+	reasonRepositoryNotFound = "RepositoryNotFound"
+	reasonDigestMismatch     = "DigestMismatch"
+)
+
 func syncFailureReason(err error) string {
 	switch {
 	case errors.Is(err, catalog.ErrAuthFailed):
-		return "AuthenticationFailed"
+		return reasonAuthFailed
 	case errors.Is(err, catalog.ErrRefNotFound):
-		return "RefNotFound"
+		return reasonRefNotFound
 	case errors.Is(err, catalog.ErrPathNotFound):
-		return "PathNotFound"
+		return reasonPathNotFound
 	case errors.Is(err, catalog.ErrRepositoryNotFound):
-		return "RepositoryNotFound"
+		return reasonRepositoryNotFound
 	case errors.Is(err, catalog.ErrDigestMismatch):
-		return "DigestMismatch"
+		return reasonDigestMismatch
 	}
 	return runlorev1.IndexFailedReason
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/model"
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/receiver"
@@ -84,6 +85,9 @@ type serveConfig struct {
 	PrometheusURL               string          `json:"prometheusURL,omitempty"`
 	ChangeWindow                metav1.Duration `json:"changeWindow,omitempty"`
 	AuditLog                    string          `json:"auditLog,omitempty"`
+	ModelProvider               string          `json:"modelProvider,omitempty"`
+	ModelName                   string          `json:"modelName,omitempty"`
+	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -103,6 +107,9 @@ func defaultServeConfig() serveConfig {
 		CacheDir:                    filepath.Join(os.TempDir(), "runlore"),
 		SeedCatalog:                 true,
 		ChangeWindow:                metav1.Duration{Duration: pipeline.DefaultWindow},
+		ModelProvider:               os.Getenv("RUNLORE_MODEL_PROVIDER"),
+		ModelName:                   os.Getenv("RUNLORE_MODEL_NAME"),
+		ModelEndpoint:               os.Getenv("RUNLORE_MODEL_ENDPOINT"),
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 	}
 }
@@ -139,6 +146,9 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	})
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", cfg.PrometheusURL, "Prometheus or VictoriaMetrics API root for the promql tool")
 	fs.DurationVar(&cfg.ChangeWindow.Duration, "change-window", cfg.ChangeWindow.Duration, "how far before an incident changes are looked for")
+	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
+	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
+	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
@@ -269,11 +279,47 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 		&argocd.Collector{Client: reader, Mirrors: mirrors},
 		&kube.Collector{Client: reader},
 	}}
+	provider, err := modelProvider(cfg)
+	if err != nil {
+		return phase.Steps{}, nil, err
+	}
+	engine := &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration}
+	if provider != nil {
+		engine.Provider = provider
+	}
 	steps := pipeline.Steps(pipeline.Config{
 		Client: mgr.GetClient(), Index: index, Changes: finder, Window: cfg.ChangeWindow.Duration,
-		Engine: &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration}, OperatorNamespace: cfg.Namespace,
+		Engine: engine, OperatorNamespace: cfg.Namespace,
 	})
 	return steps, syncer, nil
+}
+
+// modelProvider is the configured model, or nil for the built-in analyzer.
+// The API key comes from the environment (a Secret reference in the chart),
+// never from a flag or the config file.
+func modelProvider(cfg serveConfig) (model.Provider, error) {
+	key := os.Getenv("RUNLORE_MODEL_API_KEY")
+	switch cfg.ModelProvider {
+	case "":
+		return nil, nil
+	case "openai":
+		if cfg.ModelEndpoint == "" {
+			return nil, errors.New("--model-endpoint is required with --model-provider=openai")
+		}
+		return &model.OpenAI{BaseURL: cfg.ModelEndpoint, APIKey: key, Model: cfg.ModelName}, nil
+	case "anthropic":
+		return &model.Anthropic{BaseURL: orDefault(cfg.ModelEndpoint, "https://api.anthropic.com"), APIKey: key, Model: cfg.ModelName}, nil
+	case "gemini":
+		return &model.Gemini{BaseURL: orDefault(cfg.ModelEndpoint, "https://generativelanguage.googleapis.com"), APIKey: key, Model: cfg.ModelName}, nil
+	}
+	return nil, fmt.Errorf("--model-provider %q: want openai, anthropic or gemini", cfg.ModelProvider)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // addIntake starts the Alertmanager receiver and the GitOps-failure watcher.
@@ -334,7 +380,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.WebhookCertDir, "tls.crt")); err == nil {
 		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{
-			Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader())},
+			Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), cfg.Namespace)},
 		})
 	} else {
 		ctrl.Log.WithName("serve").Info("admission webhook is off: no serving certificate; votes and approvals are not attributed to a user",

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/action"
 )
 
 // Path is where the webhook is served.
@@ -93,21 +94,27 @@ func equalMaps(a, b map[string]string) bool {
 	return true
 }
 
-// PolicyApprovers checks approvers against the ActionPolicies in the
-// namespace: the policy that is not off applies; several are resolved by
-// name order so the choice is stable.
-func PolicyApprovers(c client.Reader) ApproverCheck {
+// PolicyApprovers checks approvers against the ActionPolicy in force for
+// the namespace, chosen among the policies there and in the operator's
+// namespace as the action gate chooses it.
+func PolicyApprovers(c client.Reader, operatorNamespace string) ApproverCheck {
 	return func(ctx context.Context, namespace string, u User) (bool, string, error) {
-		var list runlorev1.ActionPolicyList
-		if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-			return false, "", err
+		namespaces := []string{namespace}
+		if operatorNamespace != "" && operatorNamespace != namespace {
+			namespaces = append(namespaces, operatorNamespace)
 		}
-		for _, p := range list.Items {
-			if p.Spec.Mode == runlorev1.ActionModeOff || p.Spec.Mode == "" {
-				continue
+		var all []runlorev1.ActionPolicy
+		for _, ns := range namespaces {
+			var list runlorev1.ActionPolicyList
+			if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				return false, "", err
 			}
-			return IsApprover(p.Spec.Approvers, u), p.Name, nil
+			all = append(all, list.Items...)
 		}
-		return false, "", nil
+		p := action.SelectPolicy(all, namespace, "")
+		if p == nil || p.Spec.Mode == runlorev1.ActionModeOff || p.Spec.Mode == "" {
+			return false, "", nil
+		}
+		return action.IsApprover(p.Spec.Approvers, action.Identity{User: u.Name, Groups: u.Groups}), p.Name, nil
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/action"
 )
 
 // Verb annotations beyond the ones api/v1alpha1 names.
@@ -155,7 +156,7 @@ func validate(ctx context.Context, req Request, verb, value string, approvers Ap
 		}
 		return checkApprover(ctx, req, verb, approvers)
 	case ResumeAnnotation:
-		if req.PolicyApprovers == nil || !IsApprover(*req.PolicyApprovers, req.User) {
+		if req.PolicyApprovers == nil || !action.IsApprover(*req.PolicyApprovers, action.Identity{User: req.User.Name, Groups: req.User.Groups}) {
 			return fmt.Sprintf("%s: user %q is not among this ActionPolicy's approvers", verb, req.User.Name)
 		}
 	}
@@ -176,23 +177,6 @@ func checkApprover(ctx context.Context, req Request, verb string, approvers Appr
 		return fmt.Sprintf("%s: user %q is not among the approvers of ActionPolicy %s", verb, req.User.Name, policy)
 	}
 	return ""
-}
-
-// IsApprover reports whether the user, or one of its groups, is listed.
-func IsApprover(a runlorev1.Approvers, u User) bool {
-	for _, name := range a.Users {
-		if name == u.Name {
-			return true
-		}
-	}
-	for _, g := range a.Groups {
-		for _, ug := range u.Groups {
-			if g == ug {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Votes reads the live votes an Investigation carries, user → up|down.

@@ -55,7 +55,7 @@ func TestWebhookStampsTheAuthenticatedUser(t *testing.T) {
 		}),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{Approvers: PolicyApprovers(mgr.GetAPIReader())}})
+	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{Approvers: PolicyApprovers(mgr.GetAPIReader(), "runlore-system")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = mgr.Start(ctx) }()

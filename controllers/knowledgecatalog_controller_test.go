@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/recall"
+)
+
+func playbook(title, tag string) string {
+	return fmt.Sprintf(`---
+type: Playbook
+title: %q
+description: "What to do when %s fires."
+tags: [%s]
+---
+## Symptom
+
+%s fires.
+
+## Investigate
+
+Look at the pods.
+
+## Cause
+
+Something broke.
+
+## Resolution
+
+Fix it.
+`, title, tag, tag, tag)
+}
+
+// gitCatalog is a real git repository holding catalog entries.
+type gitCatalog struct {
+	dir  string
+	repo *git.Repository
+}
+
+func newGitCatalog(t *testing.T) *gitCatalog {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gitCatalog{dir: dir, repo: repo}
+}
+
+// commit writes (content) or deletes (empty content) files and commits.
+func (c *gitCatalog) commit(t *testing.T, files map[string]string) {
+	t.Helper()
+	wt, err := c.repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, content := range files {
+		full := filepath.Join(c.dir, path)
+		if content == "" {
+			if _, err := wt.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wt.Add(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}
+	if _, err := wt.Commit("update", &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKnowledgeCatalogSyncsAndMirrors runs the catalog controller over a
+// real git repository: it indexes and mirrors the entries, skips and counts
+// an invalid one, re-indexes when HEAD moves (deleting the mirror of a
+// removed entry), and reports a missing ref in its conditions.
+func TestKnowledgeCatalogSyncsAndMirrors(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	ix, err := catalog.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	syncer := catalog.NewSyncer(ix, t.TempDir())
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Syncer: syncer, OperatorNamespace: ns})
+
+	repo := newGitCatalog(t)
+	repo.commit(t, map[string]string{
+		"oom.md":     playbook("Container OOMKilled", "KubeContainerOOMKilled"),
+		"crashes.md": playbook("Pod crash looping", "KubePodCrashLooping"),
+		"broken.md":  "---\ntitle: no type\n---\nbody\n",
+		"README.md":  "# not an entry\n",
+	})
+	kc := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "runbooks", Namespace: ns},
+		Spec: runlorev1.KnowledgeCatalogSpec{Git: &runlorev1.GitCatalogSource{URL: repo.dir, Ref: "main"},
+			Interval: metav1.Duration{Duration: time.Second}}}
+	g.Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+
+	mirrors := func(g Gomega) []runlorev1.KnowledgeEntry {
+		var list runlorev1.KnowledgeEntryList
+		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{runlorev1.CatalogLabel: "runbooks"})).To(Succeed())
+		return list.Items
+	}
+	var first string
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(kc.Status.Conditions, runlorev1.ReadyCondition)).To(BeTrue())
+		g.Expect(kc.Status.Entries).To(Equal(int32(2)))
+		g.Expect(kc.Status.Invalid).To(Equal(int32(1)), "one bad entry is skipped and counted")
+		g.Expect(mirrors(g)).To(HaveLen(2))
+		first = kc.Status.Revision
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	hits, err := ix.Search(ctx, "KubeContainerOOMKilled", 3)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(hits).NotTo(BeEmpty())
+	g.Expect(hits[0].ID).To(Equal(catalog.EntryID(recall.CatalogKey(ns, "runbooks"), "oom.md")))
+	indexedAt := kc.Status.LastIndexedAt.DeepCopy()
+
+	// HEAD does not move: polls do not re-index.
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		g.Expect(kc.Status.LastIndexedAt.Time).To(Equal(indexedAt.Time))
+	}, 2500*time.Millisecond, 250*time.Millisecond).Should(Succeed())
+
+	// A new commit changes one entry and removes another.
+	repo.commit(t, map[string]string{"oom.md": playbook("Container OOMKilled after a limit change", "KubeContainerOOMKilled"), "crashes.md": ""})
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		g.Expect(kc.Status.Revision).NotTo(Equal(first))
+		g.Expect(kc.Status.Entries).To(Equal(int32(1)))
+		ms := mirrors(g)
+		g.Expect(ms).To(HaveLen(1), "the removed entry's mirror is deleted")
+		g.Expect(ms[0].Spec.Title).To(Equal("Container OOMKilled after a limit change"))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+
+	// A ref that does not exist says so.
+	bad := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "bad-ref", Namespace: ns},
+		Spec: runlorev1.KnowledgeCatalogSpec{Git: &runlorev1.GitCatalogSource{URL: repo.dir, Ref: "no-such-branch"},
+			Interval: metav1.Duration{Duration: time.Minute}}}
+	g.Expect(k8sClient.Create(ctx, bad)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(bad), bad)).To(Succeed())
+		c := meta.FindStatusCondition(bad.Status.Conditions, runlorev1.ReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal(reasonRefNotFound))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	g.Expect(permanentSyncFailure(bad)).To(BeTrue(), "a missing ref does not hold readiness")
+}
