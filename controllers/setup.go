@@ -64,6 +64,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
+	if err := (&ActionPolicyReconciler{Client: mgr.GetClient(), Recorder: recorder, Now: time.Now}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder,
 		SustainedClear: opts.SustainedClear}).SetupWithManager(mgr); err != nil {
 		return err

@@ -191,6 +191,10 @@ type ActionPolicyStatus struct {
 	// resumedAt is when.
 	// +optional
 	ResumedAt *metav1.Time `json:"resumedAt,omitempty"`
+	// resumeHandled is the last runlore.io/resume value acted on; a new
+	// value, stamped by the admission webhook, resumes the policy.
+	// +optional
+	ResumeHandled string `json:"resumeHandled,omitempty"`
 	// windowExecutions counts executions in the current rate window.
 	// +optional
 	WindowExecutions int32 `json:"windowExecutions,omitempty"`
