@@ -75,7 +75,7 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}()
 
 	now := r.now()
-	recordOccurrence(inc, now)
+	recordOccurrence(inc)
 	requeue := applySilence(inc, now)
 	applyResolved(inc)
 
@@ -129,6 +129,11 @@ func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *ru
 		var siblings runlorev1.IncidentList
 		if err := r.List(ctx, &siblings, client.InNamespace(inc.Namespace)); err != nil {
 			return nil, 0, err
+		}
+		// A sibling applied by hand whose first reconcile is not in the
+		// cache yet is read as its own reconcile will record it.
+		for i := range siblings.Items {
+			recordOccurrence(&siblings.Items[i])
 		}
 		storm := trigger.Coalesce(inc, siblings.Items, policy.Spec.CoalesceWindow.Duration)
 		switch {
@@ -268,12 +273,14 @@ func occurrence(inc *runlorev1.Incident) int32 {
 }
 
 // recordOccurrence fills in the first occurrence of an Incident applied by
-// hand; the receiver counts later ones.
-func recordOccurrence(inc *runlorev1.Incident, now time.Time) {
+// hand, as starting at spec.startsAt or else at its creation; the receiver
+// counts later ones. It is a function of the object alone, so every
+// reconcile (of this Incident or of a storm sibling) reads the same time.
+func recordOccurrence(inc *runlorev1.Incident) {
 	if inc.Status.Occurrences > 0 {
 		return
 	}
-	at := metav1.NewTime(now)
+	at := inc.CreationTimestamp
 	if inc.Spec.StartsAt != nil {
 		at = *inc.Spec.StartsAt
 	}

@@ -150,6 +150,9 @@ func TestServeAgainstAControlPlane(t *testing.T) {
 	}
 	g.Eventually(func() int { return post("wrong") }, 30*time.Second).Should(Equal(http.StatusUnauthorized))
 	g.Expect(post("s3cret-token")).To(Equal(http.StatusOK))
+	_, metricsBody := get("http://" + cfg.MetricsBindAddress + "/metrics")
+	g.Expect(metricsBody).To(ContainSubstring(`runlore_receiver_requests_total{code="401"}`))
+	g.Expect(metricsBody).To(ContainSubstring(`runlore_receiver_requests_total{code="200"} 1`))
 	c, err := client.New(rc, client.Options{Scheme: testenv.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(func(g Gomega) {

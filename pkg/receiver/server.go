@@ -177,7 +177,7 @@ func New(o Options) (*Server, error) {
 		h.owners = o.APIReader
 	}
 	mux := http.NewServeMux()
-	mux.Handle(WebhookPath, h)
+	mux.Handle(WebhookPath, countRequests(h))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	return &Server{opts: o, handler: h, mux: mux, recorder: rec}, nil
 }

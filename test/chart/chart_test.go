@@ -22,10 +22,12 @@ package chart
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,7 +133,7 @@ func TestRenderedChartIsAccepted(t *testing.T) {
 			g.Expect(kinds["CustomResourceDefinition"]).To(Equal(8))
 			if name == "everything" {
 				for _, k := range []string{"Certificate", "ServiceMonitor", "NetworkPolicy", "CiliumNetworkPolicy",
-					"PodDisruptionBudget", "PersistentVolumeClaim", "TriggerPolicy", "RecallPolicy", "ActionPolicy", "KnowledgeCatalog"} {
+					"PodDisruptionBudget", "PersistentVolumeClaim", "TriggerPolicy", "RecallPolicy", "ActionPolicy", "KnowledgeCatalog", "ConfigMap"} {
 					g.Expect(kinds).To(HaveKey(k))
 				}
 			}
@@ -188,6 +190,44 @@ func TestRBACInvariants(t *testing.T) {
 		})
 	}
 }
+
+// TestDashboardQueriesKnownSeries keeps the Grafana dashboard honest: every
+// series it queries is one the operator exports.
+func TestDashboardQueriesKnownSeries(t *testing.T) {
+	g := NewWithT(t)
+	raw, err := os.ReadFile(filepath.Join(chartDir, "dashboards", "runlore.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var dash struct {
+		Panels []struct {
+			Targets []struct{ Expr string } `json:"targets"`
+		} `json:"panels"`
+	}
+	g.Expect(json.Unmarshal(raw, &dash)).To(Succeed())
+	exported := map[string]bool{}
+	for _, dir := range []string{"controllers", filepath.Join("pkg", "receiver")} {
+		files, _ := filepath.Glob(filepath.Join(testenv.Root(), dir, "*.go"))
+		for _, f := range files {
+			src, _ := os.ReadFile(f)
+			for _, m := range seriesName.FindAllStringSubmatch(string(src), -1) {
+				exported[m[1]] = true
+			}
+		}
+	}
+	g.Expect(exported).NotTo(BeEmpty())
+	for _, p := range dash.Panels {
+		for _, target := range p.Targets {
+			for _, m := range querySeries.FindAllString(target.Expr, -1) {
+				name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_sum"), "_count")
+				g.Expect(exported).To(HaveKey(name), "dashboard queries %s", m)
+			}
+		}
+	}
+}
+
+var (
+	seriesName  = regexp.MustCompile(`"(runlore_[a-z_]+)"`)
+	querySeries = regexp.MustCompile(`runlore_[a-z_]+`)
+)
 
 func hasWrite(verbs []string) bool {
 	for _, v := range verbs {
