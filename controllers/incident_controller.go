@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -99,7 +100,7 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 // mirror and when to look again.
 func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *runlorev1.Incident, now time.Time) (*runlorev1.Investigation, time.Duration, error) {
 	if pendingReinvestigate(inc) || strings.HasPrefix(inc.Status.Investigation, baseName(inc)+"-r") {
-		inv, err := r.ensureInvestigation(ctx, inc)
+		inv, err := r.ensureInvestigation(ctx, inc, "")
 		return inv, 0, err
 	}
 	policy, err := r.policyFor(ctx, inc)
@@ -146,16 +147,62 @@ func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *ru
 		case storm.WaitFor != "":
 			return nil, time.Second, nil
 		}
-		inv, err := r.ensureInvestigation(ctx, inc)
+		occ, err := r.recurrence(ctx, inc)
+		if err != nil {
+			return nil, 0, err
+		}
+		if skip, why := outcome.SkipForCooldown(occ, now, policy.Spec.RecurrenceCooldown.Duration); skip {
+			// The standing answer stands: follow it instead of asking again.
+			inc.Status.Investigation = occ.Previous.Investigation
+			r.Recorder.Eventf(inc, nil, corev1.EventTypeNormal, "RecurrenceCooldown", "Skip",
+				"not re-investigated: %s", why)
+			inv, err := r.current(ctx, inc)
+			return inv, 0, err
+		}
+		inv, err := r.ensureInvestigation(ctx, inc, r.priorFinding(ctx, inc.Namespace, occ, now))
 		return inv, 0, err
 	}
 	inv, err := r.current(ctx, inc)
 	return inv, 0, err
 }
 
+// recurrence is what the outcome ledger knows about the Incident's trigger.
+func (r *IncidentReconciler) recurrence(ctx context.Context, inc *runlorev1.Incident) (outcome.Occurrence, error) {
+	if inc.Spec.TriggerKey == "" {
+		return outcome.Occurrence{}, nil
+	}
+	var list runlorev1.OutcomeRecordList
+	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace)); err != nil {
+		return outcome.Occurrence{}, err
+	}
+	records := make([]outcome.Record, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].Spec.TriggerKey == inc.Spec.TriggerKey {
+			records = append(records, outcome.FromOutcomeRecord(&list.Items[i]))
+		}
+	}
+	return outcome.Occurrences(records)[inc.Spec.TriggerKey], nil
+}
+
+// priorFinding quotes the trigger's standing answer for a recurrence, as
+// data for the new Investigation to confirm or overturn.
+func (r *IncidentReconciler) priorFinding(ctx context.Context, namespace string, occ outcome.Occurrence, now time.Time) string {
+	if occ.Count == 0 || occ.Previous.Investigation == "" {
+		return ""
+	}
+	prev := &runlorev1.Investigation{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: occ.Previous.Investigation}, prev); err != nil ||
+		prev.Status.Result == nil || len(prev.Status.Result.RootCauses) == 0 {
+		return ""
+	}
+	top := prev.Status.Result.RootCauses[0]
+	return truncate(fmt.Sprintf("This trigger fired %d time(s) before; the standing answer (investigation %s, %s ago, verdict %s, confidence %s): %s",
+		occ.Count, prev.Name, now.Sub(occ.LastSeen).Round(time.Second), prev.Status.Result.Verdict, top.Confidence, top.Summary), 4096)
+}
+
 // ensureInvestigation finds or creates the Investigation InvestigationName
 // names for the current occurrence.
-func (r *IncidentReconciler) ensureInvestigation(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
+func (r *IncidentReconciler) ensureInvestigation(ctx context.Context, inc *runlorev1.Incident, prior string) (*runlorev1.Investigation, error) {
 	name, skipRecall := InvestigationName(inc)
 	inv := &runlorev1.Investigation{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: name}, inv)
@@ -174,9 +221,10 @@ func (r *IncidentReconciler) ensureInvestigation(ctx context.Context, inc *runlo
 			Labels:    map[string]string{runlorev1.IncidentLabel: inc.Name},
 		},
 		Spec: runlorev1.InvestigationSpec{
-			IncidentRef: runlorev1.LocalObjectReference{Name: inc.Name},
-			Occurrence:  occurrence(inc),
-			SkipRecall:  skipRecall,
+			IncidentRef:  runlorev1.LocalObjectReference{Name: inc.Name},
+			Occurrence:   occurrence(inc),
+			SkipRecall:   skipRecall,
+			PriorFinding: prior,
 		},
 	}
 	if err := controllerutil.SetControllerReference(inc, inv, r.Scheme()); err != nil {

@@ -79,3 +79,60 @@ func TestTriggerPolicyDecides(t *testing.T) {
 	g.Expect(k8sClient.List(ctx, &invs, client.InNamespace(ns))).To(Succeed())
 	g.Expect(invs.Items).To(HaveLen(1), "neither the ignored nor the held Incident, and only one of the storm, was investigated")
 }
+
+// TestRecurrence: a trigger answered moments ago is not re-investigated
+// inside the policy's cooldown; past it, the new Investigation is given the
+// standing answer as data.
+func TestRecurrence(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{RecurrenceCooldown: metav1.Duration{Duration: time.Hour}}}
+	g.Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	inc := newIncident(ns, "inc")
+	inc.Spec.TriggerKey = "KubeContainerOOMKilled|" + ns + "/api"
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+	key := client.ObjectKeyFromObject(inc)
+	g.Eventually(func(g Gomega) {
+		cur := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, key, cur)).To(Succeed())
+		g.Expect(cur.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed))
+		rec := &runlorev1.OutcomeRecord{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, rec)).To(Succeed())
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+
+	// The alert fires again (as the receiver records a new occurrence).
+	refire := func(n int32) {
+		cur := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, key, cur)).To(Succeed())
+		before := cur.DeepCopy()
+		at := metav1.NewTime(time.Now().Truncate(time.Second))
+		cur.Status.Occurrences, cur.Status.LastFiredAt, cur.Status.Investigation = n, &at, ""
+		g.Expect(k8sClient.Status().Patch(ctx, cur, client.MergeFrom(before))).To(Succeed())
+	}
+	refire(2)
+	g.Eventually(func(g Gomega) {
+		cur := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, key, cur)).To(Succeed())
+		g.Expect(cur.Status.Investigation).To(Equal("inc-1"), "the standing answer is followed")
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		var invs runlorev1.InvestigationList
+		g.Expect(k8sClient.List(ctx, &invs, client.InNamespace(ns))).To(Succeed())
+		g.Expect(invs.Items).To(HaveLen(1))
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	// Past the cooldown (here: the policy drops it), the trigger is
+	// investigated again, with the standing answer quoted.
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(policy), policy)).To(Succeed())
+	policy.Spec.RecurrenceCooldown = metav1.Duration{}
+	g.Expect(k8sClient.Update(ctx, policy)).To(Succeed())
+	refire(3)
+	g.Eventually(func(g Gomega) {
+		inv := getInvestigation(g, ns, "inc-3")
+		g.Expect(inv.Spec.PriorFinding).To(ContainSubstring("standing answer (investigation inc-1"))
+		g.Expect(inv.Spec.PriorFinding).To(ContainSubstring("memory limit lowered in abc1234"))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+}
