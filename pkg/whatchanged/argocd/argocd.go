@@ -30,7 +30,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -271,11 +270,6 @@ func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources
 		note("no git mirror cache configured")
 		return
 	}
-	to, err := commitOf(s.To)
-	if err != nil {
-		note("%v", err)
-		return
-	}
 	auth, err := c.credentials(ctx, appNS, s.Source.RepoURL)
 	if err != nil {
 		note("%v", err)
@@ -286,34 +280,12 @@ func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources
 		note("%v", err)
 		return
 	}
-	from := plumbing.ZeroHash
-	if s.From != "" {
-		if from, err = commitOf(s.From); err != nil {
-			note("%v", err)
-			return
-		}
-	} else if from, err = m.FirstParent(ctx, to); err != nil {
-		note("%v", err)
-		return
-	} else {
-		note("diff shown against the commit's parent")
-	}
-	d, err := m.Diff(ctx, from, to, s.Source.Path, c.Limits)
+	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, s.From, s.To, s.Source.Path, c.Limits, note)
 	if err != nil {
 		note("%v", err)
 		return
 	}
-	if info, err := m.Commit(ctx, to); err == nil {
-		ch.Author, ch.Message = info.Author, info.Message
-	}
-	ch.Diff, ch.DiffTruncated = d.Unified, d.Truncated
-	for i, f := range d.Files {
-		if i >= 20 {
-			break
-		}
-		ch.Files = append(ch.Files, f.Path)
-	}
-	for _, mf := range d.Manifests {
+	for _, mf := range manifests {
 		ref := whatchanged.ObjectRef{Kind: mf.Kind, Namespace: mf.Namespace, Name: mf.Name}
 		if ref.Namespace == "" {
 			for _, r := range resources {
@@ -327,14 +299,6 @@ func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources
 		}
 		ch.Objects = append(ch.Objects, ref)
 	}
-}
-
-func commitOf(rev string) (plumbing.Hash, error) {
-	r, err := gitdiff.ParseRevision(rev)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return r.CommitHash()
 }
 
 // credentials finds an Argo CD repository Secret for url in the

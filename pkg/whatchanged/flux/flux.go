@@ -31,7 +31,6 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/go-git/go-git/v5/plumbing"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,9 +41,6 @@ import (
 // historyRevisionKey is the status.history metadata key kustomize-controller
 // records the applied source revision under.
 const historyRevisionKey = "revision"
-
-// maxListedFiles bounds Change.Files.
-const maxListedFiles = 20
 
 // Collector reads Kustomizations and HelmReleases in every namespace.
 type Collector struct {
@@ -234,49 +230,14 @@ func (c *Collector) addDiff(ctx context.Context, ks *kustomizev1.Kustomization, 
 		note("%v", err)
 		return
 	}
-	to, err := commitOf(t.To)
+	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, t.From, t.To, ks.Spec.Path, c.Limits, note)
 	if err != nil {
 		note("%v", err)
 		return
 	}
-	from := plumbing.ZeroHash
-	if t.From != "" {
-		if from, err = commitOf(t.From); err != nil {
-			note("%v", err)
-			return
-		}
-	} else if from, err = m.FirstParent(ctx, to); err != nil {
-		note("%v", err)
-		return
-	} else {
-		note("diff shown against the commit's parent")
-	}
-	d, err := m.Diff(ctx, from, to, ks.Spec.Path, c.Limits)
-	if err != nil {
-		note("%v", err)
-		return
-	}
-	if info, err := m.Commit(ctx, to); err == nil {
-		ch.Author, ch.Message = info.Author, info.Message
-	}
-	ch.Diff, ch.DiffTruncated = d.Unified, d.Truncated
-	for i, f := range d.Files {
-		if i >= maxListedFiles {
-			break
-		}
-		ch.Files = append(ch.Files, f.Path)
-	}
-	for _, mf := range d.Manifests {
+	for _, mf := range manifests {
 		ch.Objects = append(ch.Objects, objectOf(mf, ks, inventory))
 	}
-}
-
-func commitOf(rev string) (plumbing.Hash, error) {
-	r, err := gitdiff.ParseRevision(rev)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return r.CommitHash()
 }
 
 // objectOf places a manifest in its namespace: targetNamespace overrides,
