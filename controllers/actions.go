@@ -129,12 +129,8 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 }
 
 func (a *Actions) policy(ctx context.Context, namespace, environment string) (*runlorev1.ActionPolicy, error) {
-	namespaces := []string{namespace}
-	if a.OperatorNamespace != "" && a.OperatorNamespace != namespace {
-		namespaces = append(namespaces, a.OperatorNamespace)
-	}
 	var all []runlorev1.ActionPolicy
-	for _, ns := range namespaces {
+	for _, ns := range policyNamespaces(namespace, a.OperatorNamespace) {
 		var list runlorev1.ActionPolicyList
 		if err := a.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return nil, err

@@ -29,3 +29,12 @@ import (
 func jitter(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/10+1))
 }
+
+// policyNamespaces are where the policies for an object in namespace live:
+// its own namespace, then the operator's (policies there apply everywhere).
+func policyNamespaces(namespace, operator string) []string {
+	if operator == "" || operator == namespace {
+		return []string{namespace}
+	}
+	return []string{namespace, operator}
+}

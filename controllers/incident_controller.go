@@ -247,12 +247,8 @@ func (r *IncidentReconciler) ensureInvestigation(ctx context.Context, inc *runlo
 // policyFor selects the TriggerPolicy for the Incident among those in its
 // namespace and the operator's.
 func (r *IncidentReconciler) policyFor(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.TriggerPolicy, error) {
-	namespaces := []string{inc.Namespace}
-	if r.OperatorNamespace != "" && r.OperatorNamespace != inc.Namespace {
-		namespaces = append(namespaces, r.OperatorNamespace)
-	}
 	var all []runlorev1.TriggerPolicy
-	for _, ns := range namespaces {
+	for _, ns := range policyNamespaces(inc.Namespace, r.OperatorNamespace) {
 		var list runlorev1.TriggerPolicyList
 		if err := r.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return nil, err
