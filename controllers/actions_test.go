@@ -124,3 +124,46 @@ func TestApproveModeEndToEnd(t *testing.T) {
 	_, err = audit.Verify(f)
 	g.Expect(err).NotTo(HaveOccurred(), "the chain verifies")
 }
+
+// TestApprovalExpires: an action nobody answers within the policy's
+// approvalTimeout expires, and the policy records it for approval fatigue.
+func TestApprovalExpires(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	log, err := audit.Open(filepath.Join(t.TempDir(), "audit.jsonl"))
+	g.Expect(err).NotTo(HaveOccurred())
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns},
+		Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: time.Minute}, Prune: true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "apps"}}}
+	g.Expect(k8sClient.Create(ctx, ks)).To(Succeed())
+	policy := &runlorev1.ActionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "oncall", Namespace: ns},
+		Spec: runlorev1.ActionPolicySpec{Mode: runlorev1.ActionModeApprove, ApprovalTimeout: metav1.Duration{Duration: 2 * time.Second},
+			AllowedOps: []runlorev1.ExecutableOp{"reconcile"}, AllowedKinds: []string{"Kustomization"},
+			Approvers: runlorev1.Approvers{Users: []string{"alice"}}}}
+	g.Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	steps := testSteps(&stepLog{}, false, nil)
+	inner := steps.Investigate
+	steps.Investigate = phase.StepFunc(func(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+		if err := inner.Run(ctx, inc, inv); err != nil {
+			return err
+		}
+		inv.Status.Result.SuggestedActions = []runlorev1.SuggestedAction{{ID: "reconcile-apps", Op: runlorev1.OpReconcile,
+			Target: runlorev1.ObjectReference{Kind: "Kustomization", Name: "apps"}}}
+		return nil
+	})
+	startManagerWith(t, ns, Options{Steps: steps, AuditLog: log})
+	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		inv := getInvestigation(g, ns, "inc-1")
+		g.Expect(inv.Status.Result).NotTo(BeNil())
+		g.Expect(inv.Status.Result.SuggestedActions[0].State).To(Equal(runlorev1.ActionExpired))
+		p := &runlorev1.ActionPolicy{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(policy), p)).To(Succeed())
+		g.Expect(p.Status.Fatigue).To(HaveLen(1))
+		g.Expect(p.Status.Fatigue[0].ConsecutiveExpiries).To(Equal(int32(1)))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+	live := &kustomizev1.Kustomization{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ks), live)).To(Succeed())
+	g.Expect(live.Annotations).NotTo(HaveKey("reconcile.fluxcd.io/requestedAt"), "an expired action never runs")
+}
