@@ -46,6 +46,9 @@ const (
 	// DefaultUnresolvedHorizon closes an episode whose incident never
 	// resolved as not resolved.
 	DefaultUnresolvedHorizon = 7 * 24 * time.Hour
+	// DefaultRetain bounds the OutcomeRecords kept per entry; older closed
+	// ones are folded into the entry's status and deleted.
+	DefaultRetain = 200
 )
 
 // Condition reasons of a closed OutcomeRecord.
@@ -63,7 +66,9 @@ type OutcomeRecordReconciler struct {
 	Recorder events.EventRecorder
 	// SustainedClear and UnresolvedHorizon default to the package defaults.
 	SustainedClear, UnresolvedHorizon time.Duration
-	Now                               func() time.Time
+	// Retain bounds the OutcomeRecords kept per entry; DefaultRetain when 0.
+	Retain int
+	Now    func() time.Time
 }
 
 // Reconcile brings one episode and its entry's trust up to date.
@@ -201,7 +206,10 @@ func (r *OutcomeRecordReconciler) open(rec *runlorev1.OutcomeRecord, msg string)
 }
 
 // rollUp folds every episode of an entry, plus what was folded from
-// garbage-collected episodes, into the entry's trust record.
+// collected episodes, into the entry's trust record. Past the retention
+// bound the oldest closed episodes are folded into status.foldedTrust
+// first and deleted after, so a crash between the two writes never counts
+// an episode twice or loses it.
 func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry string) error {
 	ke := &runlorev1.KnowledgeEntry{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: entry}, ke); err != nil {
@@ -211,21 +219,64 @@ func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry s
 	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{runlorev1.EntryLabel: entry}); err != nil {
 		return err
 	}
-	records := make([]outcome.Record, 0, len(list.Items))
+	folded := map[string]bool{}
+	for _, name := range ke.Status.FoldedRecords {
+		folded[name] = true
+	}
+	var open, closed []outcome.Record
+	stillFolded := []string{}
 	for i := range list.Items {
-		records = append(records, outcome.FromOutcomeRecord(&list.Items[i]))
+		rec := &list.Items[i]
+		if folded[rec.Name] {
+			stillFolded = append(stillFolded, rec.Name)
+			continue
+		}
+		if rec.Status.ClosedAt != nil {
+			closed = append(closed, outcome.FromOutcomeRecord(rec))
+		} else {
+			open = append(open, outcome.FromOutcomeRecord(rec))
+		}
 	}
-	tally := outcome.Rollup(records, map[string]string{entry: ke.Spec.Fingerprint})[entry]
+	fps := map[string]string{entry: ke.Spec.Fingerprint}
+	keep, fold := outcome.Expire(closed, r.retain()-len(open))
+	base := outcome.Tally{}
 	if ke.Status.FoldedTrust != nil {
-		tally = outcome.TallyFromTrustRecord(*ke.Status.FoldedTrust).Add(tally)
-	}
-	trust := tally.TrustRecord()
-	if equality.Semantic.DeepEqual(trust, ke.Status.Trust) {
-		return nil
+		base = outcome.TallyFromTrustRecord(*ke.Status.FoldedTrust)
 	}
 	before := ke.DeepCopy()
-	ke.Status.Trust = trust
-	return r.Status().Patch(ctx, ke, client.MergeFrom(before))
+	if len(fold) > 0 {
+		base = base.Add(outcome.Rollup(fold, fps)[entry])
+		tr := base.TrustRecord()
+		ke.Status.FoldedTrust = &tr
+		for _, f := range fold {
+			stillFolded = append(stillFolded, f.Name)
+		}
+	}
+	ke.Status.FoldedRecords = stillFolded
+	if len(ke.Status.FoldedRecords) == 0 {
+		ke.Status.FoldedRecords = nil
+	}
+	ke.Status.Trust = base.Add(outcome.Rollup(append(keep, open...), fps)[entry]).TrustRecord()
+	if !equality.Semantic.DeepEqual(before.Status, ke.Status) {
+		if err := r.Status().Patch(ctx, ke, client.MergeFrom(before)); err != nil {
+			return err
+		}
+	}
+	for _, name := range stillFolded {
+		rec := &runlorev1.OutcomeRecord{}
+		rec.Name, rec.Namespace = name, namespace
+		if err := r.Delete(ctx, rec); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *OutcomeRecordReconciler) retain() int {
+	if r.Retain > 0 {
+		return r.Retain
+	}
+	return DefaultRetain
 }
 
 func (r *OutcomeRecordReconciler) sustainedClear() time.Duration {

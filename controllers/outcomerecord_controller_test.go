@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,4 +115,53 @@ func TestOutcomeLoop(t *testing.T) {
 		g.Expect(tr.Resolved).To(Equal(int32(1)))
 		g.Expect(tr.Factor).To(Equal(runlorev1.Confidence("0.6")), "(1 resolved + 1 up + 1) / (1 recall + 1 up + 1 down + 2)")
 	}, window+eventually, 200*time.Millisecond).Should(Succeed())
+}
+
+// TestOutcomeRetentionFoldsOldEpisodes: past the retention bound the oldest
+// closed episodes are folded into the entry's status and deleted, and the
+// entry's trust still counts every one of them.
+func TestOutcomeRetentionFoldsOldEpisodes(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	entry := &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: "oom", Namespace: ns},
+		Spec: runlorev1.KnowledgeEntrySpec{Path: "oom.md", Type: "Incident"}}
+	g.Expect(k8sClient.Create(ctx, entry)).To(Succeed())
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i := 0; i < 4; i++ {
+		rec := &runlorev1.OutcomeRecord{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ep-%d", i), Namespace: ns,
+				Labels: map[string]string{runlorev1.EntryLabel: "oom", runlorev1.IncidentLabel: "gone"}},
+			Spec: runlorev1.OutcomeRecordSpec{IncidentRef: runlorev1.LocalObjectReference{Name: "gone"},
+				InvestigationRef: runlorev1.LocalObjectReference{Name: fmt.Sprintf("gone-%d", i)}, Kind: runlorev1.OutcomeRecall,
+				EntryRef: &runlorev1.LocalObjectReference{Name: "oom"}, IncidentFingerprint: "fp",
+				OpenedAt: metav1.NewTime(base.Add(time.Duration(i) * time.Minute))},
+		}
+		g.Expect(k8sClient.Create(ctx, rec)).To(Succeed())
+		before := rec.DeepCopy()
+		closed := metav1.NewTime(base.Add(time.Duration(i)*time.Minute + 30*time.Second))
+		rec.Status.ClosedAt, rec.Status.Resolved = &closed, i%2 == 0
+		if rec.Status.Resolved {
+			rec.Status.ResolvedAt = &closed
+		}
+		g.Expect(k8sClient.Status().Patch(ctx, rec, client.MergeFrom(before))).To(Succeed())
+	}
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), RetainOutcomes: 2})
+	g.Eventually(func(g Gomega) {
+		var list runlorev1.OutcomeRecordList
+		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		names := []string{}
+		for _, r := range list.Items {
+			names = append(names, r.Name)
+		}
+		g.Expect(names).To(ConsistOf("ep-2", "ep-3"), "the two newest are kept")
+		ke := &runlorev1.KnowledgeEntry{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(entry), ke)).To(Succeed())
+		g.Expect(ke.Status.FoldedTrust).NotTo(BeNil())
+		g.Expect(ke.Status.FoldedTrust.Recalls).To(Equal(int32(2)))
+		g.Expect(ke.Status.FoldedTrust.Resolved).To(Equal(int32(1)))
+		g.Expect(ke.Status.Trust.Recalls).To(Equal(int32(4)), "folded episodes still count")
+		g.Expect(ke.Status.Trust.Resolved).To(Equal(int32(2)))
+		g.Expect(ke.Status.FoldedRecords).To(BeEmpty(), "deleted records leave the list")
+	}, eventually, 200*time.Millisecond).Should(Succeed())
 }

@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
@@ -62,9 +61,8 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 	if inv.Status.Curation != nil {
 		rec.Spec.Fingerprint = inv.Status.Curation.Fingerprint
 	}
-	if err := controllerutil.SetOwnerReference(inc, rec, s.Client.Scheme()); err != nil {
-		return err
-	}
+	// No owner reference: the ledger outlives its Incident, and the
+	// retention bound folds old records into their entry instead.
 	if err := s.Client.Create(ctx, rec); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}

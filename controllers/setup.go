@@ -46,6 +46,9 @@ type Options struct {
 	// SeedCatalog is the bundled catalog, indexed when no KnowledgeCatalog
 	// exists at start; nil loads none.
 	SeedCatalog fs.FS
+	// RetainOutcomes bounds the OutcomeRecords kept per KnowledgeEntry;
+	// DefaultRetain when zero.
+	RetainOutcomes int
 	// AuditLog records every action attempt; without it no action runs
 	// (they are still gated and shown).
 	AuditLog *audit.Log
@@ -68,7 +71,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder,
-		SustainedClear: opts.SustainedClear}).SetupWithManager(mgr); err != nil {
+		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&InvestigationReconciler{

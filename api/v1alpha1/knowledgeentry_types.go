@@ -171,6 +171,12 @@ type KnowledgeEntryStatus struct {
 	// were garbage-collected; trust is foldedTrust plus the live records.
 	// +optional
 	FoldedTrust *TrustRecord `json:"foldedTrust,omitempty"`
+	// foldedRecords names OutcomeRecords already counted in foldedTrust
+	// whose deletion may not have happened yet; they are left out of the
+	// live roll-up so nothing is counted twice.
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	FoldedRecords []string `json:"foldedRecords,omitempty"`
 	// pullRequest is a draft's pull request URL.
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
