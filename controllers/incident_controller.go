@@ -76,9 +76,19 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}()
 
 	now := r.now()
-	recordOccurrence(inc)
+	// The receiver and the GitOps watcher keep an alert's occurrences and
+	// resolves in status themselves; writing them here too would race
+	// their read-modify-write. An Incident applied by hand has no one else.
+	if manual(inc) {
+		recordOccurrence(inc)
+		applyResolved(inc)
+	}
+	if inc.Status.ResolvedAt != nil {
+		// A resolve clears a standing silence.
+		inc.Status.SilencedUntil = nil
+		meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.SilencedCondition)
+	}
 	requeue := applySilence(inc, now)
-	applyResolved(inc)
 
 	inv, after, err := r.reconcileInvestigation(ctx, inc, now)
 	if err != nil {
@@ -332,6 +342,10 @@ func recordOccurrence(inc *runlorev1.Incident) {
 	inc.Status.FirstFiredAt, inc.Status.LastFiredAt = &at, &at
 }
 
+func manual(inc *runlorev1.Incident) bool {
+	return inc.Spec.Source == runlorev1.SourceManual || inc.Spec.Source == ""
+}
+
 // applyResolved derives the resolved state of an Incident applied by hand
 // from spec.endsAt; the receiver records it itself for alerts.
 func applyResolved(inc *runlorev1.Incident) {
@@ -348,9 +362,6 @@ func applyResolved(inc *runlorev1.Incident) {
 		return
 	}
 	inc.Status.ResolvedAt = inc.Spec.EndsAt
-	// A resolve clears a standing silence.
-	inc.Status.SilencedUntil = nil
-	meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.SilencedCondition)
 	meta.SetStatusCondition(&inc.Status.Conditions, metav1.Condition{Type: runlorev1.ResolvedCondition,
 		Status: metav1.ConditionTrue, Reason: runlorev1.AlertResolvedReason,
 		Message: "the alert resolved at " + inc.Spec.EndsAt.UTC().Format(time.RFC3339), ObservedGeneration: inc.Generation})

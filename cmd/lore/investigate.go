@@ -162,7 +162,8 @@ func follow(ctx context.Context, c client.Client, key client.ObjectKey, previous
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("no answer yet (incident phase %s): %w", orDash(string(inc.Status.Phase)), ctx.Err())
+			return nil, fmt.Errorf("no answer yet (incident phase %s, occurrence %d, investigation %s): %w",
+				orDash(string(inc.Status.Phase)), inc.Status.Occurrences, orDash(inc.Status.Investigation), ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
