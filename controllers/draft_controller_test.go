@@ -154,3 +154,69 @@ func TestSetupWatchesDrafts(t *testing.T) {
 		return got.Status.Phase
 	}, 20*time.Second, 100*time.Millisecond).Should(Equal(runlorev1.EntryPhaseMerged))
 }
+
+// curatingSteps are testSteps whose Investigate finding clears the bar and
+// whose Curate is the pipeline's, proposing to the namespace's forge.
+// When crash is non-nil, Curate does its work, closes crash and then waits
+// for the manager to die before its result is persisted.
+func curatingSteps(log *stepLog, crash chan struct{}) phase.Steps {
+	steps := testSteps(log, false, nil)
+	steps.Investigate = phase.StepFunc(func(_ context.Context, _ *runlorev1.Incident, inv *runlorev1.Investigation) error {
+		log.add(runlorev1.StepInvestigate)
+		inv.Status.Result = &runlorev1.Finding{Verdict: runlorev1.VerdictActionable, RootCauses: []runlorev1.RootCause{{
+			Summary: "memory limit lowered to 128Mi in abc1234", Confidence: "0.8",
+			Evidence:  []string{"api OOMKilled 4 times in 10m"},
+			ChangeRef: &runlorev1.ChangeReference{Source: "flux", ToRevision: "main@sha1:abc1234"}}}}
+		return nil
+	})
+	curate := pipeline.Steps(pipeline.Config{Client: k8sClient, Forges: &pipeline.Forges{Reader: k8sClient}}).Curate
+	steps.Curate = phase.StepFunc(func(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+		log.add(runlorev1.StepCurate)
+		if err := curate.Run(ctx, inc, inv); err != nil || crash == nil {
+			return err
+		}
+		close(crash)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	return steps
+}
+
+func TestCuratedDraftOpensOnePullRequestAcrossARestart(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, gh, _ := proposedDraft(t) // pull request #1 is another draft's
+	crashed := make(chan struct{})
+	stop := startManager(t, ns, curatingSteps(&stepLog{}, crashed))
+	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+	g.Eventually(crashed, eventually).Should(BeClosed())
+	stop() // the manager dies between Curate's side effects and Resolve
+
+	log := &stepLog{}
+	startManager(t, ns, curatingSteps(log, nil))
+	g.Eventually(func(g Gomega) {
+		inv := getInvestigation(g, ns, "inc-1")
+		g.Expect(inv.Status.Step).To(Equal(runlorev1.StepDone))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	g.Expect(log.get()).To(Equal([]runlorev1.InvestigationStep{"Curate"}))
+
+	inv := getInvestigation(g, ns, "inc-1")
+	g.Expect(inv.Status.Curation.Decision).To(Equal(curator.DecisionDrafted), inv.Status.Curation.Reason)
+	g.Expect(inv.Status.Curation.PullRequest).To(HaveSuffix("/pull/2"))
+	g.Expect(inv.Status.OutcomeRecord).To(Equal("inc-1"), "Resolve ran after the resumed Curate")
+	g.Expect(gh.Pulls()).To(HaveLen(2), "one pull request for the finding, besides the other draft's")
+	g.Expect(gh.Comments(2)).To(BeEmpty())
+
+	var list runlorev1.KnowledgeEntryList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	var ours []runlorev1.KnowledgeEntry
+	for _, e := range list.Items {
+		if e.Spec.InvestigationRef != nil && e.Spec.InvestigationRef.Name == "inc-1" {
+			ours = append(ours, e)
+		}
+	}
+	g.Expect(ours).To(HaveLen(1))
+	g.Expect(ours[0].Name).To(Equal(inv.Status.Curation.Entry))
+	g.Expect(ours[0].Status.Phase).To(Equal(runlorev1.EntryPhaseProposed))
+	g.Expect(ours[0].Status.PullRequest).To(Equal(inv.Status.Curation.PullRequest))
+}
