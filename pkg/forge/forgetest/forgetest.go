@@ -170,6 +170,46 @@ func (f *Server) Minted() int {
 	return f.minted
 }
 
+// Head is a branch's head commit and that commit's parents; "" when the
+// branch does not exist.
+func (f *Server) Head(branch string) (sha string, parents []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sha = f.refs["heads/"+branch]
+	return sha, append([]string(nil), f.commits[sha].Parents...)
+}
+
+// SetBranch points branch at the head of from, creating it if needed (a
+// branch left behind by a crashed attempt).
+func (f *Server) SetBranch(branch, from string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refs["heads/"+branch] = f.refs["heads/"+from]
+}
+
+// AddPull adds a pull request as if someone else had opened it; its number
+// is assigned.
+func (f *Server) AddPull(p Pull) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p.Number = len(f.pulls) + 1
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = f.now()
+	}
+	f.pulls = append(f.pulls, &p)
+}
+
+// CommentCount counts comments on every pull request.
+func (f *Server) CommentCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.comments {
+		n += len(c)
+	}
+	return n
+}
+
 // handle authenticates a repository route and serialises state access.
 func (f *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
