@@ -77,7 +77,7 @@ type world struct {
 	index  *catalog.Index
 }
 
-func newWorld(t *testing.T, withForge bool) *world {
+func newWorld(t testing.TB, withForge bool) *world {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -339,4 +339,40 @@ func TestCurateRetriesAnUnreachableForgeThenKeepsTheDraft(t *testing.T) {
 	drafts := w.drafts(t)
 	g.Expect(drafts).To(HaveLen(1))
 	g.Expect(drafts[0].Status.Phase).To(Equal(runlorev1.EntryPhaseDrafted))
+}
+
+// BenchmarkCurateCoalesce measures a repeat investigation's Curate step in a
+// cluster holding 200 catalog entries and a forge with 150 pull requests:
+// list and decide, read the suppressed set, render, and comment on the
+// open pull request.
+func BenchmarkCurateCoalesce(b *testing.B) {
+	g := NewWithT(b)
+	ctx := context.Background()
+	w := newWorld(b, true)
+	for i := 0; i < 200; i++ {
+		g.Expect(k8sClient.Create(ctx, &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("mirror-%d", i), Namespace: w.ns},
+			Spec: runlorev1.KnowledgeEntrySpec{Source: runlorev1.EntryFromCatalog, Path: fmt.Sprintf("incidents/e%d.md", i), Type: "Incident",
+				Title: fmt.Sprint("entry ", i), Status: runlorev1.EntryActive, Fingerprint: fmt.Sprintf("%064x", i)}})).To(Succeed())
+	}
+	for i := 0; i < 150; i++ {
+		w.github.AddPull(forgetest.Pull{Title: fmt.Sprint("chore ", i), Body: "no marker", State: "closed", Head: fmt.Sprint("b", i), Base: "main"})
+	}
+	inc := &runlorev1.Incident{
+		ObjectMeta: metav1.ObjectMeta{Name: "oom-api", Namespace: w.ns},
+		Spec: runlorev1.IncidentSpec{Fingerprint: "fp", Title: "api pods OOMKilled", AlertName: "KubePodOOMKilled",
+			Workload: &runlorev1.Workload{Namespace: "payments", Kind: "Deployment", Name: "api-" + w.ns}, TriggerKey: "KubePodOOMKilled"},
+	}
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+	step := w.curateStep(true)
+	g.Expect(step(ctx, inc, investigation("oom-api-1", "0.85", runlorev1.ModeFresh))).To(Succeed())
+	b.ResetTimer()
+	for b.Loop() {
+		inv := investigation("oom-api-2", "0.85", runlorev1.ModeFresh)
+		if err := step(ctx, inc, inv); err != nil {
+			b.Fatal(err)
+		}
+		if inv.Status.Curation.Decision != curator.DecisionCoalesced {
+			b.Fatalf("decision %s: %s", inv.Status.Curation.Decision, inv.Status.Curation.Reason)
+		}
+	}
 }

@@ -20,8 +20,10 @@ limitations under the License.
 // Verify from the engine's skeptic pass, and Curate from the curator. Each
 // step reads through the manager's client and writes only its own result
 // into the Investigation's status (and, for Curate, a draft
-// KnowledgeEntry). It never talks to a model or a forge except through the
-// engine and the interfaces it is given.
+// KnowledgeEntry and its pull request on the forge a KnowledgeCatalog
+// configures). It never talks to a model or a forge except through the
+// engine and the Forge interface, and never puts a forge credential in a
+// status, event or log.
 package pipeline
 
 import (
