@@ -172,6 +172,13 @@ func (c *Config) draft(ctx context.Context, inc *runlorev1.Incident, inv *runlor
 		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(ke), ke); err != nil {
 			return err
 		}
+		// A closed draft of the same fingerprint (its pull request merged
+		// or rejected) is not drafted over, forge or not.
+		if p := ke.Status.Phase; p == runlorev1.EntryPhaseMerged || p == runlorev1.EntryPhaseRejected {
+			dec.Decision, dec.Entry, dec.PullRequest = curator.DecisionDuplicate, ke.Name, ke.Status.PullRequest
+			dec.Reason = fmt.Sprintf("the draft %s with this fingerprint is already %s", ke.Name, strings.ToLower(string(p)))
+			return nil
+		}
 	}
 	dec.Entry = ke.Name
 	if err := c.setDraftStatus(ctx, ke, runlorev1.EntryPhaseDrafted, ""); err != nil {

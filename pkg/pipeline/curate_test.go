@@ -376,3 +376,25 @@ func BenchmarkCurateCoalesce(b *testing.B) {
 		}
 	}
 }
+
+func TestCurateDoesNotDraftOverAClosedDraftWithoutAForge(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	w := newWorld(t, false)
+	inc := w.incident(t, "oom-api")
+	first := investigation("oom-api-1", "0.85", runlorev1.ModeFresh)
+	g.Expect(w.curateStep(false)(ctx, inc, first)).To(Succeed())
+	ke := w.drafts(t)[0]
+	before := ke.DeepCopy()
+	ke.Status.Phase = runlorev1.EntryPhaseRejected
+	g.Expect(k8sClient.Status().Patch(ctx, &ke, client.MergeFrom(before))).To(Succeed())
+
+	second := investigation("oom-api-2", "0.85", runlorev1.ModeFresh)
+	g.Expect(w.curateStep(false)(ctx, inc, second)).To(Succeed())
+	g.Expect(second.Status.Curation.Decision).To(Equal(curator.DecisionDuplicate))
+	g.Expect(second.Status.Curation.Reason).To(ContainSubstring("already rejected"))
+	drafts := w.drafts(t)
+	g.Expect(drafts).To(HaveLen(1))
+	g.Expect(drafts[0].Status.Phase).To(Equal(runlorev1.EntryPhaseRejected))
+	g.Expect(drafts[0].Spec.InvestigationRef.Name).To(Equal("oom-api-1"))
+}
