@@ -19,7 +19,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,36 +35,11 @@ import (
 	"github.com/runlore/runlore/pkg/forge"
 	"github.com/runlore/runlore/pkg/forge/forgetest"
 	"github.com/runlore/runlore/pkg/okf"
-	"github.com/runlore/runlore/test/testenv"
 )
 
-// The Curate tests run against a real kube-apiserver and etcd, started once.
-var (
-	k8sClient client.Client
-	nsSeq     atomic.Int32
-)
-
-func TestMain(m *testing.M) {
-	env, err := testenv.New()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
-		os.Exit(1)
-	}
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = env.Stop()
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
+// The Curate tests share the package's control plane (TestMain in
+// pipeline_test.go) through k8s.
+var nsSeq atomic.Int32
 
 const testToken = "ghp_curate_test_token"
 
@@ -82,13 +56,13 @@ func newWorld(t testing.TB, withForge bool) *world {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("curate-%d-%d", nsSeq.Add(1), time.Now().UnixNano()%100000)}}
-	g.Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
 	w := &world{ns: ns.Name, github: forgetest.New(t)}
 	w.github.UseToken(testToken)
 	if withForge {
-		g.Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: w.ns},
+		g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: w.ns},
 			Data: map[string][]byte{forge.SecretKeyToken: []byte(testToken)}})).To(Succeed())
-		g.Expect(k8sClient.Create(ctx, &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "runbooks", Namespace: w.ns},
+		g.Expect(k8s.Create(ctx, &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "runbooks", Namespace: w.ns},
 			Spec: runlorev1.KnowledgeCatalogSpec{
 				SourceRef: &runlorev1.FluxSourceReference{Kind: "GitRepository", Name: "runbooks"},
 				Forge: &runlorev1.ForgeSpec{Repository: w.github.Repository(), APIURL: w.github.URL(),
@@ -111,9 +85,9 @@ func newWorld(t testing.TB, withForge bool) *world {
 
 // curateStep is the Curate step as a freshly started manager builds it.
 func (w *world) curateStep(withForges bool) func(context.Context, *runlorev1.Incident, *runlorev1.Investigation) error {
-	cfg := Config{Client: k8sClient, Index: w.index, Now: func() time.Time { return time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC) }}
+	cfg := Config{Client: k8s, Index: w.index, Now: func() time.Time { return time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC) }}
 	if withForges {
-		cfg.Forges = &Forges{Reader: k8sClient}
+		cfg.Forges = &Forges{Reader: k8s}
 	}
 	steps := Steps(cfg)
 	return steps.Curate.Run
@@ -127,7 +101,7 @@ func (w *world) incident(t *testing.T, name string) *runlorev1.Incident {
 		Spec: runlorev1.IncidentSpec{Fingerprint: "fp-" + name, Title: "api pods OOMKilled", AlertName: "KubePodOOMKilled",
 			Workload: &runlorev1.Workload{Namespace: "payments", Kind: "Deployment", Name: "api-" + w.ns}, TriggerKey: "KubePodOOMKilled"},
 	}
-	NewWithT(t).Expect(k8sClient.Create(context.Background(), inc)).To(Succeed())
+	NewWithT(t).Expect(k8s.Create(context.Background(), inc)).To(Succeed())
 	inc.Status.Occurrences = 3
 	inc.Status.FirstFiredAt = &metav1.Time{Time: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
 	return inc
@@ -150,7 +124,7 @@ func investigation(name, confidence string, mode runlorev1.InvestigationMode) *r
 
 func (w *world) drafts(t *testing.T) []runlorev1.KnowledgeEntry {
 	var list runlorev1.KnowledgeEntryList
-	NewWithT(t).Expect(k8sClient.List(context.Background(), &list, client.InNamespace(w.ns))).To(Succeed())
+	NewWithT(t).Expect(k8s.List(context.Background(), &list, client.InNamespace(w.ns))).To(Succeed())
 	var out []runlorev1.KnowledgeEntry
 	for _, e := range list.Items {
 		if e.Spec.Source == runlorev1.EntryDraft {
@@ -263,7 +237,7 @@ func TestCurateDoesNotRedraftARejectedFingerprint(t *testing.T) {
 	ke := w.drafts(t)[0]
 	before := ke.DeepCopy()
 	ke.Status.Phase = runlorev1.EntryPhaseRejected
-	g.Expect(k8sClient.Status().Patch(ctx, &ke, client.MergeFrom(before))).To(Succeed())
+	g.Expect(k8s.Status().Patch(ctx, &ke, client.MergeFrom(before))).To(Succeed())
 
 	second := investigation("oom-api-2", "0.85", runlorev1.ModeFresh)
 	g.Expect(w.curateStep(true)(ctx, inc, second)).To(Succeed())
@@ -319,9 +293,9 @@ func TestCurateRetriesAnUnreachableForgeThenKeepsTheDraft(t *testing.T) {
 	w := newWorld(t, true)
 	// The Secret carries a token the forge refuses.
 	var secret corev1.Secret
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "forge"}, &secret)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "forge"}, &secret)).To(Succeed())
 	secret.Data[forge.SecretKeyToken] = []byte("ghp_revoked")
-	g.Expect(k8sClient.Update(ctx, &secret)).To(Succeed())
+	g.Expect(k8s.Update(ctx, &secret)).To(Succeed())
 	inc := w.incident(t, "oom-api")
 
 	inv := investigation("oom-api-1", "0.85", runlorev1.ModeFresh)
@@ -350,7 +324,7 @@ func BenchmarkCurateCoalesce(b *testing.B) {
 	ctx := context.Background()
 	w := newWorld(b, true)
 	for i := 0; i < 200; i++ {
-		g.Expect(k8sClient.Create(ctx, &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("mirror-%d", i), Namespace: w.ns},
+		g.Expect(k8s.Create(ctx, &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("mirror-%d", i), Namespace: w.ns},
 			Spec: runlorev1.KnowledgeEntrySpec{Source: runlorev1.EntryFromCatalog, Path: fmt.Sprintf("incidents/e%d.md", i), Type: "Incident",
 				Title: fmt.Sprint("entry ", i), Status: runlorev1.EntryActive, Fingerprint: fmt.Sprintf("%064x", i)}})).To(Succeed())
 	}
@@ -362,7 +336,7 @@ func BenchmarkCurateCoalesce(b *testing.B) {
 		Spec: runlorev1.IncidentSpec{Fingerprint: "fp", Title: "api pods OOMKilled", AlertName: "KubePodOOMKilled",
 			Workload: &runlorev1.Workload{Namespace: "payments", Kind: "Deployment", Name: "api-" + w.ns}, TriggerKey: "KubePodOOMKilled"},
 	}
-	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+	g.Expect(k8s.Create(ctx, inc)).To(Succeed())
 	step := w.curateStep(true)
 	g.Expect(step(ctx, inc, investigation("oom-api-1", "0.85", runlorev1.ModeFresh))).To(Succeed())
 	b.ResetTimer()
@@ -387,7 +361,7 @@ func TestCurateDoesNotDraftOverAClosedDraftWithoutAForge(t *testing.T) {
 	ke := w.drafts(t)[0]
 	before := ke.DeepCopy()
 	ke.Status.Phase = runlorev1.EntryPhaseRejected
-	g.Expect(k8sClient.Status().Patch(ctx, &ke, client.MergeFrom(before))).To(Succeed())
+	g.Expect(k8s.Status().Patch(ctx, &ke, client.MergeFrom(before))).To(Succeed())
 
 	second := investigation("oom-api-2", "0.85", runlorev1.ModeFresh)
 	g.Expect(w.curateStep(false)(ctx, inc, second)).To(Succeed())
