@@ -74,6 +74,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes}).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if err := setupDrafts(mgr, opts); err != nil {
+		return err
+	}
 	return (&InvestigationReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -34,6 +34,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/curator"
+	"github.com/runlore/runlore/pkg/forge/forgetest"
 	"github.com/runlore/runlore/pkg/okf"
 )
 
@@ -67,10 +68,10 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // appClient is a client authenticated as a GitHub App against the fake.
-func appClient(t testing.TB, f *fakeGitHub, clk *clock) *Client {
+func appClient(t testing.TB, f *forgetest.Server, clk *clock) *Client {
 	key := testKey(t)
-	f.appKey, f.appID, f.installationID, f.now = &key.PublicKey, 4242, 777, clk.Now
-	c, err := New(Config{Repository: "acme/runbooks", APIURL: f.srv.URL, Now: clk.Now,
+	f.UseApp(&key.PublicKey, 4242, 777, time.Hour, clk.Now)
+	c, err := New(Config{Repository: "acme/runbooks", APIURL: f.URL(), Now: clk.Now,
 		Credentials: Credentials{AppID: 4242, InstallationID: 777, PrivateKey: key}})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func curatedDraft(t testing.TB, workload string, investigation string) Draft {
 func TestOpenDraftOpensOncePerFingerprintAndCoalesces(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	clk := &clock{t: time.Now()}
 	c := appClient(t, fake, clk)
 
@@ -124,18 +125,17 @@ func TestOpenDraftOpensOncePerFingerprintAndCoalesces(t *testing.T) {
 	g.Expect(res.Branch).To(Equal(BranchPrefix + d.Fingerprint[:12]))
 
 	// The branch holds the entry on top of the base tree; main is untouched.
-	content, ok := fake.fileAt(res.Branch, d.Path)
+	content, ok := fake.FileAt(res.Branch, d.Path)
 	g.Expect(ok).To(BeTrue())
 	g.Expect(content).To(Equal(string(d.Content)))
-	_, ok = fake.fileAt(res.Branch, "concepts/seed.md")
+	_, ok = fake.FileAt(res.Branch, "concepts/seed.md")
 	g.Expect(ok).To(BeTrue(), "the draft commit keeps the base tree")
-	_, ok = fake.fileAt("main", d.Path)
+	_, ok = fake.FileAt("main", d.Path)
 	g.Expect(ok).To(BeFalse())
-	fake.mu.Lock()
-	pr := fake.pulls[0]
-	head := fake.commits[fake.refs["heads/"+res.Branch]]
-	g.Expect(head.Parents).To(ConsistOf(fake.refs["heads/main"]))
-	fake.mu.Unlock()
+	pr := fake.Pulls()[0]
+	_, parents := fake.Head(res.Branch)
+	mainHead, _ := fake.Head("main")
+	g.Expect(parents).To(ConsistOf(mainHead))
 	g.Expect(pr.Labels).To(ConsistOf(LabelProvenance, LabelProposed))
 	g.Expect(pr.Base).To(Equal("main"))
 	g.Expect(pr.Body).To(ContainSubstring(curator.FingerprintMarker(d.Fingerprint)))
@@ -147,12 +147,10 @@ func TestOpenDraftOpensOncePerFingerprintAndCoalesces(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res2.Coalesced).To(BeTrue())
 	g.Expect(res2.Number).To(Equal(1))
-	fake.mu.Lock()
-	g.Expect(fake.pulls).To(HaveLen(1))
-	g.Expect(fake.comments[1]).To(HaveLen(1))
-	g.Expect(fake.comments[1][0]).To(ContainSubstring("oom-api-2"))
-	fake.mu.Unlock()
-	g.Expect(fake.count("POST /api/v3/repos/{owner}/{repo}/git/blobs")).To(Equal(1))
+	g.Expect(fake.Pulls()).To(HaveLen(1))
+	g.Expect(fake.Comments(1)).To(HaveLen(1))
+	g.Expect(fake.Comments(1)[0]).To(ContainSubstring("oom-api-2"))
+	g.Expect(fake.Count("POST /api/v3/repos/{owner}/{repo}/git/blobs")).To(Equal(1))
 
 	// Another workload is another fingerprint: its own PR.
 	other, err := c.OpenDraft(ctx, curatedDraft(t, "web", "oom-web-1"))
@@ -161,13 +159,13 @@ func TestOpenDraftOpensOncePerFingerprintAndCoalesces(t *testing.T) {
 	g.Expect(other.Coalesced).To(BeFalse())
 
 	// One installation token served every call.
-	g.Expect(fake.minted).To(Equal(1))
+	g.Expect(fake.Minted()).To(Equal(1))
 }
 
 func TestMergedAndClosedUnmergedPaths(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	clk := &clock{t: time.Now()}
 	c := appClient(t, fake, clk)
 
@@ -179,9 +177,9 @@ func TestMergedAndClosedUnmergedPaths(t *testing.T) {
 		_, err := c.OpenDraft(ctx, d)
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	fake.merge(1)
-	fake.closeUnmerged(2, "wontfix")
-	fake.closeUnmerged(3, LabelNeedsWork)
+	fake.Merge(1)
+	fake.CloseUnmerged(2, "wontfix")
+	fake.CloseUnmerged(3, LabelNeedsWork)
 
 	for _, tt := range []struct {
 		n    int
@@ -195,7 +193,7 @@ func TestMergedAndClosedUnmergedPaths(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("#99")))
 
 	// Merged: the entry is on the base branch and parses as a valid draft.
-	content, ok := fake.fileAt("main", merged.Path)
+	content, ok := fake.FileAt("main", merged.Path)
 	g.Expect(ok).To(BeTrue())
 	e, err := okf.Parse(merged.Path, []byte(content))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -217,10 +215,8 @@ func TestMergedAndClosedUnmergedPaths(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Number).To(Equal(5), "a needs-work close is drafted again")
 
-	fake.mu.Lock()
-	g.Expect(fake.pulls).To(HaveLen(5))
-	g.Expect(fake.comments).To(BeEmpty())
-	fake.mu.Unlock()
+	g.Expect(fake.Pulls()).To(HaveLen(5))
+	g.Expect(fake.CommentCount()).To(BeZero())
 
 	// The suppressed map feeds the curator's decision.
 	dec := curator.Decide(curator.Input{
@@ -235,26 +231,26 @@ func TestMergedAndClosedUnmergedPaths(t *testing.T) {
 func TestInstallationTokenRefreshesBeforeExpiry(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	clk := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
 	c := appClient(t, fake, clk)
 
 	_, err := c.Status(ctx, 1)
 	g.Expect(err).To(HaveOccurred()) // no PR yet, but authenticated
 	g.Expect(err.Error()).To(ContainSubstring("404"))
-	g.Expect(fake.minted).To(Equal(1))
+	g.Expect(fake.Minted()).To(Equal(1))
 	_, tok1, err := c.GitCredentials(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	clk.Advance(50 * time.Minute) // 10 min left: still cached
 	_, err = c.Suppressed(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(fake.minted).To(Equal(1))
+	g.Expect(fake.Minted()).To(Equal(1))
 
 	clk.Advance(6 * time.Minute) // 4 min left: inside the refresh margin
 	_, err = c.Suppressed(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(fake.minted).To(Equal(2))
+	g.Expect(fake.Minted()).To(Equal(2))
 	user, tok2, err := c.GitCredentials(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(user).To(Equal("x-access-token"))
@@ -263,17 +259,17 @@ func TestInstallationTokenRefreshesBeforeExpiry(t *testing.T) {
 	clk.Advance(2 * time.Hour) // the old token is long dead at the server
 	_, err = c.OpenDraft(ctx, curatedDraft(t, "api", "i"))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(fake.minted).To(Equal(3))
+	g.Expect(fake.Minted()).To(Equal(3))
 }
 
 func TestAppJWTIsRejectedWithTheWrongKey(t *testing.T) {
 	g := NewWithT(t)
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	clk := &clock{t: time.Now()}
 	_ = appClient(t, fake, clk)
 	other, err := rsa.GenerateKey(rand.Reader, 1024)
 	g.Expect(err).NotTo(HaveOccurred())
-	c, err := New(Config{Repository: "acme/runbooks", APIURL: fake.srv.URL, Now: clk.Now,
+	c, err := New(Config{Repository: "acme/runbooks", APIURL: fake.URL(), Now: clk.Now,
 		Credentials: Credentials{AppID: 4242, InstallationID: 777, PrivateKey: other}})
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = c.Suppressed(context.Background())
@@ -284,16 +280,16 @@ func TestAppJWTIsRejectedWithTheWrongKey(t *testing.T) {
 func TestPlainTokenAuth(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	fake := newFakeGitHub(t)
-	fake.staticToken = "ghp_realtoken0123456789"
-	c, err := New(Config{Repository: "acme/runbooks", BaseBranch: "main", APIURL: fake.srv.URL + "/",
+	fake := forgetest.New(t)
+	fake.UseToken("ghp_realtoken0123456789")
+	c, err := New(Config{Repository: "acme/runbooks", BaseBranch: "main", APIURL: fake.URL() + "/",
 		Credentials: Credentials{Token: "ghp_realtoken0123456789"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	res, err := c.OpenDraft(ctx, curatedDraft(t, "api", "i"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Number).To(Equal(1))
 
-	bad, err := New(Config{Repository: "acme/runbooks", APIURL: fake.srv.URL, Credentials: Credentials{Token: "ghp_wrong_secret_value"}})
+	bad, err := New(Config{Repository: "acme/runbooks", APIURL: fake.URL(), Credentials: Credentials{Token: "ghp_wrong_secret_value"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = bad.OpenDraft(ctx, curatedDraft(t, "web", "i"))
 	g.Expect(err).To(MatchError(ContainSubstring("401")))
@@ -303,45 +299,41 @@ func TestPlainTokenAuth(t *testing.T) {
 func TestOpenDraftResumesAfterACrashBeforeThePullRequest(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	c := appClient(t, fake, &clock{t: time.Now()})
 	d := curatedDraft(t, "api", "i")
 	// A previous attempt created the branch, then died.
-	fake.mu.Lock()
-	fake.refs["heads/"+BranchPrefix+d.Fingerprint[:12]] = fake.refs["heads/main"]
-	fake.mu.Unlock()
+	fake.SetBranch(BranchPrefix+d.Fingerprint[:12], "main")
 
 	res, err := c.OpenDraft(ctx, d)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Number).To(Equal(1))
-	content, ok := fake.fileAt(res.Branch, d.Path)
+	content, ok := fake.FileAt(res.Branch, d.Path)
 	g.Expect(ok).To(BeTrue())
 	g.Expect(content).To(Equal(string(d.Content)))
-	g.Expect(fake.count("PATCH")).To(Equal(1))
+	g.Expect(fake.Count("PATCH")).To(Equal(1))
 }
 
 func TestOpenDraftFindsTheFingerprintAcrossPages(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	c := appClient(t, fake, &clock{t: time.Now()})
 	d := curatedDraft(t, "api", "i")
 	_, err := c.OpenDraft(ctx, d)
 	g.Expect(err).NotTo(HaveOccurred())
-	fake.mu.Lock()
 	for i := 0; i < 250; i++ { // newer, unrelated pull requests push it to page 3
-		fake.pulls = append(fake.pulls, &fakePull{Number: len(fake.pulls) + 1, Title: fmt.Sprint("chore ", i), Body: "no marker", State: "open", Head: fmt.Sprint("b", i), Base: "main"})
+		fake.AddPull(forgetest.Pull{Title: fmt.Sprint("chore ", i), Body: "no marker", State: "open", Head: fmt.Sprint("b", i), Base: "main"})
 	}
-	fake.mu.Unlock()
 	res, err := c.OpenDraft(ctx, d)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Coalesced).To(BeTrue())
 	g.Expect(res.Number).To(Equal(1))
-	g.Expect(fake.count("GET /api/v3/repos/{owner}/{repo}/pulls")).To(BeNumerically(">=", 4))
+	g.Expect(fake.Count("GET /api/v3/repos/{owner}/{repo}/pulls")).To(BeNumerically(">=", 4))
 }
 
 func TestOpenDraftRejectsBadDrafts(t *testing.T) {
-	fake := newFakeGitHub(t)
+	fake := forgetest.New(t)
 	c := appClient(t, fake, &clock{t: time.Now()})
 	good := curatedDraft(t, "api", "i")
 	tests := []struct {
@@ -365,7 +357,7 @@ func TestOpenDraftRejectsBadDrafts(t *testing.T) {
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(fake.count("")).To(Equal(0), "bad drafts never reach the forge")
+	g.Expect(fake.Count("")).To(Equal(0), "bad drafts never reach the forge")
 }
 
 func pemKey(t *testing.T, pkcs8 bool) []byte {
@@ -491,17 +483,15 @@ func FuzzCredentialsFromSecret(f *testing.F) {
 }
 
 func BenchmarkOpenDraftCoalesceAmong300PullRequests(b *testing.B) {
-	fake := newFakeGitHub(b)
+	fake := forgetest.New(b)
 	c := appClient(b, fake, &clock{t: time.Now()})
 	d := curatedDraft(b, "api", "i")
 	if _, err := c.OpenDraft(context.Background(), d); err != nil {
 		b.Fatal(err)
 	}
-	fake.mu.Lock()
 	for i := 0; i < 300; i++ {
-		fake.pulls = append(fake.pulls, &fakePull{Number: len(fake.pulls) + 1, Body: "x", State: "open", Head: fmt.Sprint("b", i), Base: "main"})
+		fake.AddPull(forgetest.Pull{Body: "x", State: "open", Head: fmt.Sprint("b", i), Base: "main"})
 	}
-	fake.mu.Unlock()
 	d.Comment = ""
 	b.ResetTimer()
 	for b.Loop() {

@@ -20,8 +20,10 @@ limitations under the License.
 // Verify from the engine's skeptic pass, and Curate from the curator. Each
 // step reads through the manager's client and writes only its own result
 // into the Investigation's status (and, for Curate, a draft
-// KnowledgeEntry). It never talks to a model or a forge except through the
-// engine and the interfaces it is given.
+// KnowledgeEntry and its pull request on the forge a KnowledgeCatalog
+// configures). It never talks to a model or a forge except through the
+// engine and the Forge interface, and never puts a forge credential in a
+// status, event or log.
 package pipeline
 
 import (
@@ -31,13 +33,11 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/catalog"
-	"github.com/runlore/runlore/pkg/curator"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/phase"
@@ -69,6 +69,9 @@ type Config struct {
 	OperatorNamespace string
 	// MinConfidence is the curation bar; DefaultMinConfidence when zero.
 	MinConfidence float64
+	// Forges finds the forge a namespace's drafts are proposed to; nil
+	// means drafts stay KnowledgeEntry objects.
+	Forges *Forges
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -304,43 +307,6 @@ func (c *Config) verify(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 		return err
 	}
 	inv.Status.Verify, inv.Status.Result = out, f
-	return nil
-}
-
-// curate decides whether a fresh, verified finding becomes a draft entry,
-// and writes the draft KnowledgeEntry when it does.
-func (c *Config) curate(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
-	var kes runlorev1.KnowledgeEntryList
-	if err := c.Client.List(ctx, &kes); err != nil {
-		return err
-	}
-	merged, open := curator.Catalog(kes.Items)
-	resource := curator.ResourceRef(inc, inv.Status.Result)
-	dec := curator.Decide(curator.Input{
-		Finding: inv.Status.Result, Verify: inv.Status.Verify, Recalled: inv.Status.Mode == runlorev1.ModeRecall,
-		MinConfidence: c.MinConfidence, Resource: resource, TriggerKey: inc.Spec.TriggerKey,
-		Merged: merged, OpenDrafts: open,
-	})
-	if dec.Decision == "drafted" {
-		draft, err := curator.RenderDraft(curator.DraftInput{Incident: inc, Investigation: inv.Name, Finding: inv.Status.Result,
-			Verify: inv.Status.Verify, Decision: dec, Resource: resource, Now: c.Now()})
-		if err != nil {
-			return phase.Stall(fmt.Errorf("rendering the draft entry: %w", err))
-		}
-		ke := curator.DraftEntry(draft, curator.DraftName(dec.Fingerprint), inc.Namespace, "", inv.Name)
-		if err := c.Client.Create(ctx, ke); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-		if ke.Status.Phase == "" {
-			before := ke.DeepCopy()
-			ke.Status.Phase = runlorev1.EntryPhaseDrafted
-			if err := c.Client.Status().Patch(ctx, ke, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
-				return err
-			}
-		}
-		dec.Entry = ke.Name
-	}
-	inv.Status.Curation = &dec
 	return nil
 }
 

@@ -14,7 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package forge
+// Package forgetest is an in-memory GitHub for tests of code that opens
+// and watches RunLore's draft pull requests: an httptest server speaking the
+// REST shapes go-github sends and reads (the app installation token
+// exchange, the git data API, pulls, issue comments and labels). It checks
+// credentials like the real one. It is for tests only and must never be
+// imported by code that ships.
+package forgetest
 
 import (
 	"crypto"
@@ -35,11 +41,11 @@ import (
 	"time"
 )
 
-// fakeGitHub is an in-memory GitHub Enterprise API (under /api/v3) speaking
+// Server is an in-memory GitHub Enterprise API (under /api/v3) speaking
 // the REST shapes go-github sends and reads: the app installation token
 // exchange, the git data API, pulls, issue comments and labels. It checks
 // app JWT signatures and installation token expiry like the real one.
-type fakeGitHub struct {
+type Server struct {
 	t   testing.TB
 	srv *httptest.Server
 
@@ -55,21 +61,22 @@ type fakeGitHub struct {
 
 	owner, repo string
 	refs        map[string]string // "heads/main" → commit sha
-	commits     map[string]fakeCommit
+	commits     map[string]commit
 	trees       map[string]map[string]string // tree sha → path → blob sha
 	blobs       map[string]string
-	pulls       []*fakePull
+	pulls       []*Pull
 	comments    map[int][]string
 	calls       map[string]int
 }
 
-type fakeCommit struct {
+type commit struct {
 	Tree    string
 	Parents []string
 	Message string
 }
 
-type fakePull struct {
+// Pull is a pull request as the server holds it.
+type Pull struct {
 	Number            int
 	Title, Body       string
 	Head, Base, State string
@@ -78,14 +85,14 @@ type fakePull struct {
 	CreatedAt         time.Time
 }
 
-func newFakeGitHub(t testing.TB) *fakeGitHub {
-	f := &fakeGitHub{t: t, owner: "acme", repo: "runbooks", tokenTTL: time.Hour, now: time.Now,
-		tokens: map[string]time.Time{}, refs: map[string]string{}, commits: map[string]fakeCommit{},
+func New(t testing.TB) *Server {
+	f := &Server{t: t, owner: "acme", repo: "runbooks", tokenTTL: time.Hour, now: time.Now,
+		tokens: map[string]time.Time{}, refs: map[string]string{}, commits: map[string]commit{},
 		trees: map[string]map[string]string{}, blobs: map[string]string{}, comments: map[int][]string{}, calls: map[string]int{}}
 	// The base branch: one commit with one entry.
 	blob := f.putBlob("---\ntype: Concept\n---\nseed\n")
 	tree := f.putTree(map[string]string{"concepts/seed.md": blob})
-	f.refs["heads/main"] = f.putCommit(fakeCommit{Tree: tree, Message: "seed"})
+	f.refs["heads/main"] = f.putCommit(commit{Tree: tree, Message: "seed"})
 
 	mux := http.NewServeMux()
 	p := "/api/v3"
@@ -112,8 +119,99 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 	return f
 }
 
+// URL is the API base URL to configure as a GitHub Enterprise apiURL.
+func (f *Server) URL() string { return f.srv.URL }
+
+// Repository is the owner/name the server hosts.
+func (f *Server) Repository() string { return f.owner + "/" + f.repo }
+
+// UseToken makes tok a valid personal access token.
+func (f *Server) UseToken(tok string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.staticToken = tok
+}
+
+// UseApp registers a GitHub App: app JWTs must be signed by key, and
+// installation tokens live ttl on the clock now (time.Now when nil).
+func (f *Server) UseApp(key *rsa.PublicKey, appID, installationID int64, ttl time.Duration, now func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.appKey, f.appID, f.installationID, f.tokenTTL = key, appID, installationID, ttl
+	if now != nil {
+		f.now = now
+	}
+}
+
+// Pulls is a snapshot of every pull request, oldest first.
+func (f *Server) Pulls() []Pull {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Pull, 0, len(f.pulls))
+	for _, p := range f.pulls {
+		c := *p
+		c.Labels = append([]string(nil), p.Labels...)
+		out = append(out, c)
+	}
+	return out
+}
+
+// Comments are the comments on pull request n, oldest first.
+func (f *Server) Comments(n int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.comments[n]...)
+}
+
+// Minted counts installation tokens minted.
+func (f *Server) Minted() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.minted
+}
+
+// Head is a branch's head commit and that commit's parents; "" when the
+// branch does not exist.
+func (f *Server) Head(branch string) (sha string, parents []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sha = f.refs["heads/"+branch]
+	return sha, append([]string(nil), f.commits[sha].Parents...)
+}
+
+// SetBranch points branch at the head of from, creating it if needed (a
+// branch left behind by a crashed attempt).
+func (f *Server) SetBranch(branch, from string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refs["heads/"+branch] = f.refs["heads/"+from]
+}
+
+// AddPull adds a pull request as if someone else had opened it; its number
+// is assigned.
+func (f *Server) AddPull(p Pull) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p.Number = len(f.pulls) + 1
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = f.now()
+	}
+	f.pulls = append(f.pulls, &p)
+}
+
+// CommentCount counts comments on every pull request.
+func (f *Server) CommentCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.comments {
+		n += len(c)
+	}
+	return n
+}
+
 // handle authenticates a repository route and serialises state access.
-func (f *fakeGitHub) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+func (f *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -133,7 +231,7 @@ func (f *fakeGitHub) handle(mux *http.ServeMux, pattern string, h http.HandlerFu
 	})
 }
 
-func (f *fakeGitHub) count(pattern string) int {
+func (f *Server) Count(pattern string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
@@ -153,7 +251,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func readJSON(r *http.Request, v any) error { return json.NewDecoder(r.Body).Decode(v) }
 
-func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
+func (f *Server) accessToken(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["POST access_tokens"]++
@@ -163,6 +261,10 @@ func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jwt, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if f.appKey == nil {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "no GitHub App is registered"})
+		return
+	}
 	if err := f.verifyJWT(jwt); err != nil {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "A JSON web token could not be decoded: " + err.Error()})
 		return
@@ -174,7 +276,7 @@ func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"token": tok, "expires_at": exp.Format(time.RFC3339)})
 }
 
-func (f *fakeGitHub) verifyJWT(jwt string) error {
+func (f *Server) verifyJWT(jwt string) error {
 	parts := strings.Split(jwt, ".")
 	if len(parts) != 3 {
 		return fmt.Errorf("not three parts")
@@ -215,13 +317,13 @@ func shaOf(kind, content string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (f *fakeGitHub) putBlob(content string) string {
+func (f *Server) putBlob(content string) string {
 	sha := shaOf("blob", content)
 	f.blobs[sha] = content
 	return sha
 }
 
-func (f *fakeGitHub) putTree(entries map[string]string) string {
+func (f *Server) putTree(entries map[string]string) string {
 	paths := make([]string, 0, len(entries))
 	for p := range entries {
 		paths = append(paths, p)
@@ -236,13 +338,13 @@ func (f *fakeGitHub) putTree(entries map[string]string) string {
 	return sha
 }
 
-func (f *fakeGitHub) putCommit(c fakeCommit) string {
+func (f *Server) putCommit(c commit) string {
 	sha := shaOf("commit", c.Tree+strings.Join(c.Parents, ",")+c.Message)
 	f.commits[sha] = c
 	return sha
 }
 
-func (f *fakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
+func (f *Server) getRef(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
 	sha, ok := f.refs[ref]
 	if !ok {
@@ -252,7 +354,7 @@ func (f *fakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/" + ref, "object": map[string]string{"sha": sha, "type": "commit"}})
 }
 
-func (f *fakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createRef(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Ref, SHA string }
 	if err := readJSON(r, &req); err != nil || !strings.HasPrefix(req.Ref, "refs/") {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Reference name is invalid"})
@@ -271,7 +373,7 @@ func (f *fakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"ref": req.Ref, "object": map[string]string{"sha": req.SHA, "type": "commit"}})
 }
 
-func (f *fakeGitHub) updateRef(w http.ResponseWriter, r *http.Request) {
+func (f *Server) updateRef(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		SHA   string
 		Force bool
@@ -289,7 +391,7 @@ func (f *fakeGitHub) updateRef(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/" + name, "object": map[string]string{"sha": req.SHA, "type": "commit"}})
 }
 
-func (f *fakeGitHub) getCommit(w http.ResponseWriter, r *http.Request) {
+func (f *Server) getCommit(w http.ResponseWriter, r *http.Request) {
 	sha := r.PathValue("sha")
 	c, ok := f.commits[sha]
 	if !ok {
@@ -303,7 +405,7 @@ func (f *fakeGitHub) getCommit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "message": c.Message, "tree": map[string]string{"sha": c.Tree}, "parents": parents})
 }
 
-func (f *fakeGitHub) createCommit(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createCommit(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Message string
 		Tree    string
@@ -323,11 +425,11 @@ func (f *fakeGitHub) createCommit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sha := f.putCommit(fakeCommit{Tree: req.Tree, Parents: req.Parents, Message: req.Message})
+	sha := f.putCommit(commit{Tree: req.Tree, Parents: req.Parents, Message: req.Message})
 	writeJSON(w, http.StatusCreated, map[string]any{"sha": sha, "tree": map[string]string{"sha": req.Tree}})
 }
 
-func (f *fakeGitHub) createBlob(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createBlob(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Content, Encoding string }
 	if err := readJSON(r, &req); err != nil || (req.Encoding != "utf-8" && req.Encoding != "base64") {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "encoding must be utf-8 or base64"})
@@ -345,7 +447,7 @@ func (f *fakeGitHub) createBlob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"sha": f.putBlob(content)})
 }
 
-func (f *fakeGitHub) createTree(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createTree(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		BaseTree string `json:"base_tree"`
 		Tree     []struct{ Path, Mode, Type, SHA string }
@@ -375,7 +477,7 @@ func (f *fakeGitHub) createTree(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"sha": f.putTree(entries)})
 }
 
-func (f *fakeGitHub) pullJSON(p *fakePull) map[string]any {
+func (f *Server) pullJSON(p *Pull) map[string]any {
 	labels := []map[string]string{}
 	for _, l := range p.Labels {
 		labels = append(labels, map[string]string{"name": l})
@@ -394,7 +496,7 @@ func (f *fakeGitHub) pullJSON(p *fakePull) map[string]any {
 	return m
 }
 
-func (f *fakeGitHub) listPulls(w http.ResponseWriter, r *http.Request) {
+func (f *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	if state == "" {
@@ -408,7 +510,7 @@ func (f *fakeGitHub) listPulls(w http.ResponseWriter, r *http.Request) {
 	if page <= 0 {
 		page = 1
 	}
-	var match []*fakePull
+	var match []*Pull
 	for i := len(f.pulls) - 1; i >= 0; i-- { // newest first
 		p := f.pulls[i]
 		if state == "all" || p.State == state {
@@ -430,7 +532,7 @@ func (f *fakeGitHub) listPulls(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (f *fakeGitHub) createPull(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createPull(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Title, Head, Base, Body string }
 	if err := readJSON(r, &req); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Problems parsing JSON"})
@@ -446,12 +548,12 @@ func (f *fakeGitHub) createPull(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := &fakePull{Number: len(f.pulls) + 1, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base, State: "open", CreatedAt: f.now()}
+	p := &Pull{Number: len(f.pulls) + 1, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base, State: "open", CreatedAt: f.now()}
 	f.pulls = append(f.pulls, p)
 	writeJSON(w, http.StatusCreated, f.pullJSON(p))
 }
 
-func (f *fakeGitHub) pull(r *http.Request) *fakePull {
+func (f *Server) pull(r *http.Request) *Pull {
 	n, _ := strconv.Atoi(r.PathValue("n"))
 	if n < 1 || n > len(f.pulls) {
 		return nil
@@ -459,7 +561,7 @@ func (f *fakeGitHub) pull(r *http.Request) *fakePull {
 	return f.pulls[n-1]
 }
 
-func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
+func (f *Server) getPull(w http.ResponseWriter, r *http.Request) {
 	p := f.pull(r)
 	if p == nil {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
@@ -470,7 +572,7 @@ func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
-func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	p := f.pull(r)
 	var req struct{ Body string }
 	if p == nil || readJSON(r, &req) != nil || req.Body == "" {
@@ -481,7 +583,7 @@ func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"id": len(f.comments[p.Number]), "body": req.Body})
 }
 
-func (f *fakeGitHub) addLabels(w http.ResponseWriter, r *http.Request) {
+func (f *Server) addLabels(w http.ResponseWriter, r *http.Request) {
 	p := f.pull(r)
 	var labels []string
 	if p == nil || readJSON(r, &labels) != nil {
@@ -509,9 +611,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// merge is a human merging pull request n: the base branch moves to the
+// Merge is a human merging pull request n: the base branch moves to the
 // head branch's commit (a fast-forward, as the drafts are parented on it).
-func (f *fakeGitHub) merge(n int) {
+func (f *Server) Merge(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p := f.pulls[n-1]
@@ -520,8 +622,8 @@ func (f *fakeGitHub) merge(n int) {
 	f.refs["heads/"+p.Base] = f.refs["heads/"+p.Head]
 }
 
-// closeUnmerged is a human closing pull request n without merging.
-func (f *fakeGitHub) closeUnmerged(n int, labels ...string) {
+// CloseUnmerged is a human closing pull request n without merging.
+func (f *Server) CloseUnmerged(n int, labels ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p := f.pulls[n-1]
@@ -529,8 +631,8 @@ func (f *fakeGitHub) closeUnmerged(n int, labels ...string) {
 	p.Labels = append(p.Labels, labels...)
 }
 
-// fileAt reads a file at the head of a branch.
-func (f *fakeGitHub) fileAt(branch, path string) (string, bool) {
+// FileAt reads a file at the head of a branch.
+func (f *Server) FileAt(branch, path string) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.commits[f.refs["heads/"+branch]]
