@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -494,4 +495,54 @@ func BenchmarkWebhookPayload(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("slack", "https://hooks.slack.com/services/T0/B0/secretsecretsecret\n")
+	bad := write("bad", "not a url secretsecretsecret")
+	huge := write("huge", strings.Repeat("x", maxURLFileBytes+1))
+	cases := []struct {
+		name        string
+		file, url   string
+		wantErr     string
+		wantChannel string
+	}{
+		{name: "none configured"},
+		{name: "slack only", file: good, wantChannel: "slack"},
+		{name: "webhook only", url: "https://events.example/runlore", wantChannel: "webhook"},
+		{name: "both", file: good, url: "http://events.example/runlore", wantChannel: "slack+webhook"},
+		{name: "missing file", file: dir + "/absent", wantErr: "--notify-slack-webhook-file: open " + dir + "/absent: no such file or directory"},
+		{name: "file without a URL", file: bad, wantErr: "--notify-slack-webhook-file " + bad + ": want an absolute http(s) URL"},
+		{name: "oversized file", file: huge, wantErr: "--notify-slack-webhook-file: the file is over 4096 bytes; it must hold one URL"},
+		{name: "relative webhook URL", url: "/runlore", wantErr: "--notify-webhook-url: want an absolute http(s) URL"},
+		{name: "other scheme", url: "ftp://events.example/", wantErr: "--notify-webhook-url: want an absolute http(s) URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			n, err := FromConfig(tc.file, tc.url)
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(tc.wantErr))
+				g.Expect(err.Error()).NotTo(ContainSubstring("secretsecret"))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			if tc.wantChannel == "" {
+				g.Expect(n).To(BeNil())
+				return
+			}
+			g.Expect(n.Name()).To(Equal(tc.wantChannel))
+		})
+	}
+	n, err := FromConfig(good, "")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(n.(*Slack).URL).To(Equal("https://hooks.slack.com/services/T0/B0/secretsecretsecret"), "the file's newline is trimmed")
 }

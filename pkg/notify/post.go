@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -69,7 +70,11 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("HTTP %d after %d attempt(s): %s", e.StatusCode, e.Attempts, e.Body)
+	msg := fmt.Sprintf("HTTP %d after %d attempt(s)", e.StatusCode, e.Attempts)
+	if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg
 }
 
 // post sends body to target with the given content type, retrying 429 and
@@ -148,7 +153,7 @@ func (d Delivery) once(ctx context.Context, client *http.Client, target, content
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return 0, false, nil
 	}
-	herr := &HTTPError{StatusCode: resp.StatusCode, Body: clip(string(snippet), 200)}
+	herr := &HTTPError{StatusCode: resp.StatusCode, Body: clip(strings.TrimSpace(string(snippet)), 200)}
 	retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
 	return retryAfter(resp.Header.Get("Retry-After"), timeNow()), retry, herr
 }
