@@ -29,6 +29,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -189,4 +190,57 @@ func TestFailedDeliveryIsRecordedNotFatal(t *testing.T) {
 		}
 		g.Expect(warned).To(BeTrue())
 	}, eventually, 200*time.Millisecond).Should(Succeed())
+}
+
+// slackSink is a Slack incoming-webhook endpoint that keeps every message.
+type slackSink struct {
+	mu   sync.Mutex
+	msgs []notify.SlackMessage
+}
+
+func (s *slackSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var m notify.SlackMessage
+	_ = json.NewDecoder(r.Body).Decode(&m)
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	s.mu.Unlock()
+	_, _ = io.WriteString(w, "ok")
+}
+
+func (s *slackSink) received() []notify.SlackMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]notify.SlackMessage(nil), s.msgs...)
+}
+
+// TestRecallDeliveryCarriesTheEntrysTrust: a recalled answer says so in
+// Slack, with the entry's path and its resolve rate from the trust record.
+func TestRecallDeliveryCarriesTheEntrysTrust(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	sink := &slackSink{}
+	ts := httptest.NewServer(sink)
+	defer ts.Close()
+	entry := &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: "payments-api-oom", Namespace: ns},
+		Spec: runlorev1.KnowledgeEntrySpec{Path: "payments/api-oom.md", Type: "Incident", Resource: ns + "/api"}}
+	g.Expect(k8sClient.Create(ctx, entry)).To(Succeed())
+	past := runlorev1.TrustRecord{Recalls: 8, Resolved: 7}
+	entry.Status.Trust, entry.Status.FoldedTrust = past, past.DeepCopy()
+	g.Expect(k8sClient.Status().Update(ctx, entry)).To(Succeed())
+
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, true, nil),
+		Notifier: &notify.Slack{URL: ts.URL + "/services/T0/B0/secret"}})
+	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(deliveryOf(g, ns, "inc-1")).To(HavePrefix("delivered: events, slack at "))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	msgs := sink.received()
+	g.Expect(msgs).To(HaveLen(1))
+	banner := msgs[0].Blocks[2]
+	g.Expect(banner.Type).To(Equal("section"))
+	// The live rollup may or may not have counted this episode yet.
+	g.Expect(banner.Text.Text).To(MatchRegexp(`^\*⚡ Answered from your knowledge base — no investigation was run\*\n` +
+		"Entry: `payments/api-oom\\.md`\nTrust: 7 of (8 recalls resolved \\(88%\\)|9 recalls resolved \\(78%\\))$"))
+	g.Expect(msgs[0].Blocks[0].Text.Text).To(Equal("🛠 ACTIONABLE: api OOMKilled"))
 }
