@@ -18,20 +18,49 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/notify"
+	"github.com/runlore/runlore/pkg/redact"
 )
 
+// DeliveryAnnotation on an OutcomeRecord records the delivery of its
+// finding: "pending" while it is being sent (a restart then leaves it so,
+// and nothing is re-sent), then "delivered ..." or "failed ...".
+const DeliveryAnnotation = "runlore.io/delivery"
+
+// DefaultNotifyTimeout bounds one finding's delivery across every channel
+// and retry.
+const DefaultNotifyTimeout = 2 * time.Minute
+
 // OpenOutcome is the Resolve step: it opens the OutcomeRecord that the
-// Incident's resolved signal later closes. The record is named after the
-// Investigation, so a step re-run after a restart finds it instead of
-// opening a second episode.
+// Incident's resolved signal later closes, then delivers the finding: a
+// one-line Event on the Incident and the Investigation, and the Notifier
+// when one is configured. The record is named after the Investigation, so
+// a step re-run after a restart finds it instead of opening a second
+// episode, and the delivery claim on it keeps a re-run from sending twice.
 type OpenOutcome struct {
 	Client client.Client
+	// Reader reads the record uncached for the delivery claim; Client when
+	// nil.
+	Reader client.Reader
+	// Recorder emits the summary Events; none when nil.
+	Recorder events.EventRecorder
+	// Notifier delivers the finding outside the cluster; optional. A failed
+	// delivery is recorded on the record, never fatal to the step.
+	Notifier notify.Notifier
+	// NotifyTimeout bounds the delivery; DefaultNotifyTimeout when zero.
+	NotifyTimeout time.Duration
 }
 
 // +kubebuilder:rbac:groups=runlore.io,resources=outcomerecords,verbs=get;list;watch;create;update;patch;delete
@@ -67,5 +96,142 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 		return err
 	}
 	inv.Status.OutcomeRecord = rec.Name
+	return s.deliver(ctx, inc, inv, client.ObjectKeyFromObject(rec))
+}
+
+// deliver sends the finding once per OutcomeRecord. It returns an error
+// only when the claim cannot be written (the step is retried); a failed
+// delivery is recorded on the record and in an Event.
+func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation, key client.ObjectKey) error {
+	logger := log.FromContext(ctx).WithValues("outcomeRecord", key.Name)
+	rec, claimed, err := s.claimDelivery(ctx, key)
+	if err != nil || !claimed {
+		return err
+	}
+	msg, err := notify.NewMessage(notify.Input{Incident: inc, Investigation: inv,
+		Entry: s.recalledEntry(ctx, inv), Recurrence: s.recurrence(ctx, inc, rec.Name)})
+	if err != nil {
+		s.recordDelivery(ctx, rec, "failed: "+err.Error())
+		return nil
+	}
+	summary := clipRunes(msg.Summary(), 240)
+	if s.Recorder != nil {
+		s.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "FindingDelivered", "Resolve", "%s", summary)
+		s.Recorder.Eventf(inv, inc, corev1.EventTypeNormal, "FindingDelivered", "Resolve", "%s", summary)
+	}
+	if s.Notifier == nil {
+		s.recordDelivery(ctx, rec, "delivered: events")
+		return nil
+	}
+	timeout := s.NotifyTimeout
+	if timeout <= 0 {
+		timeout = DefaultNotifyTimeout
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := s.Notifier.Notify(sendCtx, msg); err != nil {
+		reason := clipRunes(redact.String(err.Error()), 400)
+		logger.Info("finding delivery failed; not retried", "channels", s.Notifier.Name(), "error", reason)
+		if s.Recorder != nil {
+			s.Recorder.Eventf(inv, inc, corev1.EventTypeWarning, "NotifyFailed", "Resolve", "delivery to %s failed: %s", s.Notifier.Name(), reason)
+		}
+		s.recordDelivery(ctx, rec, "failed: "+reason)
+		return nil
+	}
+	s.recordDelivery(ctx, rec, "delivered: events, "+s.Notifier.Name())
 	return nil
+}
+
+// claimDelivery marks the record "pending" with an optimistic lock; it
+// reports false when the record already carries a delivery (sent, failed,
+// or interrupted by a restart), so nothing is sent twice.
+func (s OpenOutcome) claimDelivery(ctx context.Context, key client.ObjectKey) (*runlorev1.OutcomeRecord, bool, error) {
+	reader := s.Reader
+	if reader == nil {
+		reader = s.Client
+	}
+	var last error
+	for range 5 {
+		rec := &runlorev1.OutcomeRecord{}
+		if err := reader.Get(ctx, key, rec); err != nil {
+			return nil, false, err
+		}
+		if _, done := rec.Annotations[DeliveryAnnotation]; done {
+			return rec, false, nil
+		}
+		patch := client.MergeFromWithOptions(rec.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if rec.Annotations == nil {
+			rec.Annotations = map[string]string{}
+		}
+		rec.Annotations[DeliveryAnnotation] = "pending"
+		last = s.Client.Patch(ctx, rec, patch)
+		if last == nil {
+			return rec, true, nil
+		}
+		if !apierrors.IsConflict(last) {
+			return nil, false, last
+		}
+	}
+	return nil, false, fmt.Errorf("claiming the delivery of %s: %w", key.Name, last)
+}
+
+// recordDelivery writes the delivery's outcome; failing to write it is only
+// logged, since the claim already keeps a re-run from sending again.
+func (s OpenOutcome) recordDelivery(ctx context.Context, rec *runlorev1.OutcomeRecord, outcome string) {
+	patch := client.MergeFrom(rec.DeepCopy())
+	rec.Annotations[DeliveryAnnotation] = clipRunes(outcome+" at "+time.Now().UTC().Format(time.RFC3339), 512)
+	if err := s.Client.Patch(ctx, rec, patch); err != nil {
+		log.FromContext(ctx).Error(err, "recording the finding's delivery", "outcomeRecord", rec.Name)
+	}
+}
+
+// recalledEntry is the KnowledgeEntry a recall answered from, preferring
+// the Investigation's namespace; nil when there is none or it is gone.
+func (s OpenOutcome) recalledEntry(ctx context.Context, inv *runlorev1.Investigation) *runlorev1.KnowledgeEntry {
+	if inv.Status.Mode != runlorev1.ModeRecall || inv.Status.Recall == nil || inv.Status.Recall.Entry == "" {
+		return nil
+	}
+	var list runlorev1.KnowledgeEntryList
+	if err := s.Client.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "listing knowledge entries for the recalled entry's trust record")
+		return nil
+	}
+	var found *runlorev1.KnowledgeEntry
+	for i := range list.Items {
+		e := &list.Items[i]
+		if e.Name != inv.Status.Recall.Entry {
+			continue
+		}
+		if found == nil || e.Namespace == inv.Namespace {
+			found = e
+		}
+	}
+	return found
+}
+
+// recurrence counts the episodes opened for the Incident's trigger key in
+// its namespace, this one included, and the Incident's firings.
+func (s OpenOutcome) recurrence(ctx context.Context, inc *runlorev1.Incident, self string) notify.Recurrence {
+	r := notify.Recurrence{Episodes: 1, Occurrences: inc.Status.Occurrences}
+	if inc.Spec.TriggerKey == "" {
+		return r
+	}
+	var list runlorev1.OutcomeRecordList
+	if err := s.Client.List(ctx, &list, client.InNamespace(inc.Namespace)); err != nil {
+		log.FromContext(ctx).Error(err, "listing outcome records for the recurrence count")
+		return r
+	}
+	for _, rec := range list.Items {
+		if rec.Name != self && rec.Spec.TriggerKey == inc.Spec.TriggerKey {
+			r.Episodes++
+		}
+	}
+	return r
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
 )
 
@@ -52,11 +53,14 @@ type Options struct {
 	// AuditLog records every action attempt; without it no action runs
 	// (they are still gated and shown).
 	AuditLog *audit.Log
+	// Notifier delivers each finding (Slack, a JSON webhook) from the
+	// default Resolve step, once per Investigation; nil sends only Events.
+	Notifier notify.Notifier
 }
 
 // Setup registers every RunLore reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	steps := withDefaults(opts.Steps, mgr)
+	steps := withDefaults(opts.Steps, mgr, opts.Notifier)
 	recorder := mgr.GetEventRecorder("runlore")
 	collector.use(mgr.GetCache())
 	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
@@ -115,7 +119,7 @@ func setupCatalogs(mgr ctrl.Manager, opts Options) error {
 	return mgr.AddReadyzCheck("catalog", ready.Check)
 }
 
-func withDefaults(s phase.Steps, mgr ctrl.Manager) phase.Steps {
+func withDefaults(s phase.Steps, mgr ctrl.Manager, notifier notify.Notifier) phase.Steps {
 	d := phase.Unconfigured()
 	if s.Recall == nil {
 		s.Recall = d.Recall
@@ -130,7 +134,8 @@ func withDefaults(s phase.Steps, mgr ctrl.Manager) phase.Steps {
 		s.Curate = d.Curate
 	}
 	if s.Resolve == nil {
-		s.Resolve = OpenOutcome{Client: mgr.GetClient()}
+		s.Resolve = OpenOutcome{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+			Recorder: mgr.GetEventRecorder("runlore"), Notifier: notifier}
 	}
 	return s
 }

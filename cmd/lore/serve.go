@@ -47,6 +47,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/model"
+	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/receiver"
@@ -88,6 +89,8 @@ type serveConfig struct {
 	ModelProvider               string          `json:"modelProvider,omitempty"`
 	ModelName                   string          `json:"modelName,omitempty"`
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
+	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
+	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -149,6 +152,8 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
 	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
+	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
+	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
@@ -398,6 +403,9 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	}
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS
+	}
+	if opts.Notifier, err = notify.FromConfig(cfg.NotifySlackWebhookFile, cfg.NotifyWebhookURL); err != nil {
+		return nil, err
 	}
 	auditPath := cfg.AuditLog
 	if auditPath == "" {

@@ -1,0 +1,353 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package notify delivers an Investigation's finding to humans outside the
+// cluster: a Slack incoming webhook (Block Kit, verdict first) and a
+// generic JSON webhook whose body is documented and versioned (see
+// WebhookBody).
+//
+// Everything sent is built by NewMessage, which passes every free-text
+// field through pkg/redact; the renderers only ever see that redacted
+// Message. Deliveries are bounded in size and time and retried a bounded
+// number of times on 429 and 5xx (honouring Retry-After).
+//
+// This package must never send an unredacted string, never put a webhook
+// URL (a secret for Slack) into an error, a log line or a status, and never
+// make a failed delivery fatal: callers record the error and move on.
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/redact"
+)
+
+// Notifier delivers one finding.
+type Notifier interface {
+	// Name identifies the channel in delivery records ("slack", "webhook").
+	Name() string
+	// Notify delivers m; the error never contains the destination URL.
+	Notify(ctx context.Context, m *Message) error
+}
+
+// Bounds on what a Message carries, so every rendered body has a bounded
+// size whatever the finding holds.
+const (
+	maxCauses       = 3
+	maxEvidence     = 8
+	maxUnresolved   = 8
+	maxActions      = 8
+	maxLineRunes    = 300
+	maxSummaryRunes = 500
+	maxFiles        = 8
+)
+
+// Message is the redacted, bounded view of a finding that every channel
+// renders. Build it with NewMessage.
+type Message struct {
+	Incident      IncidentInfo
+	Investigation ObjectInfo
+	// Mode is "recall" or "fresh".
+	Mode    string
+	Verdict runlorev1.Verdict
+	Causes  []Cause
+	// Unresolved lists what could not be determined.
+	Unresolved []string
+	Actions    []Action
+	// Recall is set when the answer came from the knowledge base and no
+	// investigation ran.
+	Recall *Recall
+	// Recurrence says how often this trigger has been seen.
+	Recurrence Recurrence
+	// PullRequest is the curated draft's pull request, when one was opened.
+	PullRequest string
+	// Truncated is true when bounds dropped causes, lines or actions.
+	Truncated bool
+}
+
+// IncidentInfo identifies the Incident.
+type IncidentInfo struct {
+	Namespace string
+	Name      string
+	Title     string
+	AlertName string
+	Severity  string
+}
+
+// ObjectInfo names a namespaced object.
+type ObjectInfo struct {
+	Namespace string
+	Name      string
+}
+
+// Cause is one ranked cause.
+type Cause struct {
+	Summary    string
+	Confidence string
+	Evidence   []string
+	Change     *Change
+}
+
+// Change is the change a cause blames.
+type Change struct {
+	Source       string
+	Object       string
+	Repository   string
+	FromRevision string
+	ToRevision   string
+	Files        []string
+}
+
+// Action is a suggested action and, while it awaits a human, the exact
+// command that approves it.
+type Action struct {
+	ID     string
+	Op     string
+	Target string
+	Reason string
+	State  string
+	// Approve is the kubectl line that approves it; empty once decided.
+	Approve string
+}
+
+// Recall describes the knowledge-base entry that answered.
+type Recall struct {
+	Entry string
+	Path  string
+	// Recalls and Resolved are the entry's trust record.
+	Recalls  int32
+	Resolved int32
+}
+
+// ResolveRate renders the entry's resolve rate, e.g. "7 of 9 recalls
+// resolved (78%)".
+func (r *Recall) ResolveRate() string {
+	if r.Recalls <= 0 {
+		return "no recalls recorded yet"
+	}
+	return fmt.Sprintf("%d of %d recalls resolved (%d%%)", r.Resolved, r.Recalls, int(float64(r.Resolved)*100/float64(r.Recalls)+0.5))
+}
+
+// Recurrence counts sightings of the trigger.
+type Recurrence struct {
+	// Episodes is how many answered episodes share the trigger key, this
+	// one included.
+	Episodes int
+	// Occurrences is how many times this Incident fired.
+	Occurrences int32
+}
+
+// Line renders the recurrence as one sentence, empty when there is none.
+func (r Recurrence) Line() string {
+	switch {
+	case r.Episodes > 1:
+		return fmt.Sprintf("Seen %d times for this trigger (this incident fired %d times)", r.Episodes, max(r.Occurrences, 1))
+	case r.Occurrences > 1:
+		return fmt.Sprintf("This incident fired %d times", r.Occurrences)
+	}
+	return "First time this trigger was seen"
+}
+
+// Input is what NewMessage builds a Message from.
+type Input struct {
+	Incident      *runlorev1.Incident
+	Investigation *runlorev1.Investigation
+	// Entry is the recalled KnowledgeEntry, when recall answered; its trust
+	// record gives the resolve rate.
+	Entry      *runlorev1.KnowledgeEntry
+	Recurrence Recurrence
+}
+
+// NewMessage builds the redacted, bounded Message for an Investigation.
+func NewMessage(in Input) (*Message, error) {
+	inc, inv := in.Incident, in.Investigation
+	if inc == nil {
+		return nil, errors.New("notify: incident is required")
+	}
+	if inv == nil {
+		return nil, errors.New("notify: investigation is required")
+	}
+	m := &Message{
+		Incident: IncidentInfo{
+			Namespace: inc.Namespace, Name: inc.Name,
+			Title:     clip(redact.String(inc.Spec.Title), maxSummaryRunes),
+			AlertName: clip(redact.String(inc.Spec.AlertName), maxLineRunes),
+			Severity:  clip(redact.String(inc.Spec.Severity), 63),
+		},
+		Investigation: ObjectInfo{Namespace: inv.Namespace, Name: inv.Name},
+		Mode:          string(runlorev1.ModeFresh),
+		Verdict:       runlorev1.VerdictInconclusive,
+		Recurrence:    in.Recurrence,
+	}
+	if inv.Status.Result != nil {
+		f := inv.Status.Result.DeepCopy()
+		redact.Finding(f)
+		if f.Verdict != "" {
+			m.Verdict = f.Verdict
+		}
+		m.addCauses(f.RootCauses)
+		m.Unresolved, m.Truncated = boundLines(f.Unresolved, maxUnresolved, m.Truncated)
+		m.addActions(inv, f.SuggestedActions)
+	}
+	if inv.Status.Mode == runlorev1.ModeRecall && inv.Status.Recall != nil && inv.Status.Recall.Entry != "" {
+		m.Mode = string(runlorev1.ModeRecall)
+		m.Recall = &Recall{Entry: inv.Status.Recall.Entry, Path: clip(redact.String(inv.Status.Recall.Path), maxLineRunes)}
+		if e := in.Entry; e != nil {
+			if m.Recall.Path == "" {
+				m.Recall.Path = clip(redact.String(e.Spec.Path), maxLineRunes)
+			}
+			m.Recall.Recalls, m.Recall.Resolved = e.Status.Trust.Recalls, e.Status.Trust.Resolved
+		}
+	}
+	if inv.Status.Curation != nil {
+		m.PullRequest = clip(redact.String(inv.Status.Curation.PullRequest), 2048)
+	}
+	return m, nil
+}
+
+func (m *Message) addCauses(causes []runlorev1.RootCause) {
+	if len(causes) > maxCauses {
+		causes, m.Truncated = causes[:maxCauses], true
+	}
+	for _, rc := range causes {
+		c := Cause{Summary: clip(rc.Summary, maxSummaryRunes), Confidence: string(rc.Confidence)}
+		c.Evidence, m.Truncated = boundLines(rc.Evidence, maxEvidence, m.Truncated)
+		if ch := rc.ChangeRef; ch != nil {
+			c.Change = &Change{Source: ch.Source, Repository: clip(redact.String(ch.Repository), maxLineRunes),
+				FromRevision: clip(redact.String(ch.FromRevision), 64), ToRevision: clip(redact.String(ch.ToRevision), 64)}
+			if o := ch.Object; o != nil {
+				c.Change.Object = objectString(*o)
+			}
+			files := make([]string, 0, len(ch.Files))
+			for _, f := range ch.Files {
+				files = append(files, redact.String(f))
+			}
+			c.Change.Files, m.Truncated = boundLines(files, maxFiles, m.Truncated)
+		}
+		m.Causes = append(m.Causes, c)
+	}
+}
+
+func (m *Message) addActions(inv *runlorev1.Investigation, actions []runlorev1.SuggestedAction) {
+	if len(actions) > maxActions {
+		actions, m.Truncated = actions[:maxActions], true
+	}
+	for _, a := range actions {
+		act := Action{ID: a.ID, Op: string(a.Op), Target: objectString(a.Target),
+			Reason: clip(a.Reason, maxLineRunes), State: string(a.State)}
+		if a.State == "" || a.State == runlorev1.ActionSuggested || a.State == runlorev1.ActionPendingApproval {
+			act.Approve = ApproveCommand(inv.Namespace, inv.Name, a.ID)
+		}
+		m.Actions = append(m.Actions, act)
+	}
+}
+
+// ApproveCommand is the exact kubectl line that approves action id on the
+// Investigation.
+func ApproveCommand(namespace, investigation, id string) string {
+	cmd := fmt.Sprintf("kubectl annotate investigation/%s %s=%s", investigation, runlorev1.ApproveAnnotation, id)
+	if namespace != "" {
+		cmd += " -n " + namespace
+	}
+	return cmd
+}
+
+// Summary is the one-line summary a human reads in kubectl describe.
+func (m *Message) Summary() string {
+	var b strings.Builder
+	b.WriteString(string(m.Verdict))
+	if len(m.Causes) > 0 {
+		fmt.Fprintf(&b, ": %s (confidence %s)", m.Causes[0].Summary, orDash(m.Causes[0].Confidence))
+	}
+	if m.Recall != nil {
+		fmt.Fprintf(&b, "; answered from knowledge base entry %s", orDash(m.Recall.Path))
+	}
+	if n := len(m.Actions); n > 0 {
+		fmt.Fprintf(&b, "; %d suggested action(s)", n)
+	}
+	return clip(b.String(), 1000)
+}
+
+func objectString(o runlorev1.ObjectReference) string {
+	s := o.Kind + "/"
+	if o.Namespace != "" {
+		s += o.Namespace + "/"
+	}
+	return clip(s+o.Name, maxLineRunes)
+}
+
+// boundLines keeps at most n lines, each clipped; the lines are already
+// redacted or are not free text.
+func boundLines(lines []string, n int, truncated bool) ([]string, bool) {
+	if len(lines) > n {
+		lines, truncated = lines[:n], true
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, clip(l, maxLineRunes))
+	}
+	return out, truncated
+}
+
+// clip shortens s to at most n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "�")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Multi delivers to every notifier in turn; one channel failing does not
+// stop the others. The returned error joins each channel's error.
+type Multi []Notifier
+
+// Name lists the channels.
+func (ms Multi) Name() string {
+	names := make([]string, 0, len(ms))
+	for _, n := range ms {
+		names = append(names, n.Name())
+	}
+	return strings.Join(names, "+")
+}
+
+// Notify delivers m to every channel.
+func (ms Multi) Notify(ctx context.Context, m *Message) error {
+	var errs []error
+	for _, n := range ms {
+		if err := n.Notify(ctx, m); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// timeNow is replaced in tests of the webhook body's timestamp.
+var timeNow = time.Now
