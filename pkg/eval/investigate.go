@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,6 +40,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/model"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
 
@@ -260,22 +262,48 @@ func Run(ctx context.Context, c client.Client, scenarios []Scenario, engineFor E
 		}
 		timelineMS := time.Since(timelineStart).Milliseconds()
 		cs, usage := runOne(ctx, s, engineFor(s))
+		r.ModelCalls += usage.calls.Load()
+		r.Tokens += usage.tokens.Load()
 		cs.Phases["what_changed"] = timelineMS
 		cs.Changes, cs.TimelineWarnings = len(s.Changes), warnings
 		cleanup(ctx, c, objs)
-		r.ModelCalls += int64(usage.ModelCalls)
-		r.Tokens += usage.InputTokens + usage.OutputTokens
 		r.Cases = append(r.Cases, cs)
 	}
 	r.summarize()
 	return r, nil
 }
 
-func runOne(ctx context.Context, s Scenario, e *investigate.Engine) (Case, runlorev1.Usage) {
+// modelUsage counts every model call a scenario makes, the reviewer's
+// included (the engine's usage covers only the investigation).
+type modelUsage struct{ calls, tokens atomic.Int64 }
+
+type countingProvider struct {
+	model.Provider
+	usage *modelUsage
+}
+
+func (p countingProvider) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := p.Provider.Complete(ctx, req)
+	if err == nil {
+		p.usage.calls.Add(1)
+		p.usage.tokens.Add(resp.InputTokens + resp.OutputTokens)
+	}
+	return resp, err
+}
+
+func runOne(ctx context.Context, s Scenario, engine *investigate.Engine) (Case, *modelUsage) {
+	usage := &modelUsage{}
+	e := *engine
+	if e.Provider != nil {
+		e.Provider = countingProvider{Provider: e.Provider, usage: usage}
+	}
+	if e.VerifyProvider != nil {
+		e.VerifyProvider = countingProvider{Provider: e.VerifyProvider, usage: usage}
+	}
 	cs := Case{Name: s.Name, Phases: map[string]int64{}}
 	start := time.Now()
 	req := s.Request()
-	f, usage, err := e.Investigate(ctx, req)
+	f, _, err := e.Investigate(ctx, req)
 	cs.Phases["investigate"] = time.Since(start).Milliseconds()
 	if err != nil {
 		cs.Error = err.Error()
