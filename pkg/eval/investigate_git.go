@@ -175,8 +175,9 @@ func applyFile(wt *git.Worktree, dir, p string, content *string) error {
 	if err := os.Chmod(full, 0o644); err != nil {
 		return err
 	}
-	_, err := wt.Add(p)
-	return err
+	// The path is known to be a file just written: skip the worktree-wide
+	// status check Add would otherwise run for every file.
+	return wt.AddWithOptions(&git.AddOptions{Path: p, SkipStatus: true})
 }
 
 // loadGitHistories reads DIR/git/*.yaml, keyed by repository name.
