@@ -37,8 +37,10 @@ import (
 // InvestigateCommand is `lore eval investigate --scenarios DIR [--model
 // NAME] [--json]`. NAME is "builtin" (the default) or "cassette:PATH" to
 // replay a recorded model. It starts the local control plane (the tests'
-// KUBEBUILDER_ASSETS), runs the suite and prints the report; it returns an
-// error when any scenario fails to run, not when one fails to pass.
+// KUBEBUILDER_ASSETS), builds each scenario's git/ histories and serves
+// them over HTTP with the system git's http-backend, runs the suite and
+// prints the report; it returns an error when any scenario fails to run,
+// not when one fails to pass.
 func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("eval investigate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,8 +39,9 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate"
-	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/model"
+	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
 
 // Scenario is one folder of an investigation suite.
@@ -50,8 +52,11 @@ type Scenario struct {
 	Alert       ScenarioAlert `json:"alert"`
 	Expect      Expectation   `json:"expect"`
 	// Changes is the what-changed timeline when the scenario states it
-	// directly (changes.yaml) rather than through git/ histories.
+	// directly (changes.yaml, for scenarios without a GitOps source); with
+	// git/ histories Run computes it with the what-changed collectors.
 	Changes []incident.Change `json:"-"`
+	// Git holds the git/<repo>.yaml histories, keyed by repository name.
+	Git map[string]GitHistory `json:"-"`
 	// Dir is the scenario's folder.
 	Dir string `json:"-"`
 }
@@ -70,7 +75,9 @@ type Expectation struct {
 	Verdict      runlorev1.Verdict `json:"verdict,omitempty"`
 }
 
-// LoadScenario reads DIR/scenario.yaml and, when present, DIR/changes.yaml.
+// LoadScenario reads DIR/scenario.yaml and, when present, DIR/git/*.yaml
+// or DIR/changes.yaml (not both: a scenario with git histories has its
+// timeline computed from them).
 func LoadScenario(dir string) (Scenario, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
 	if err != nil {
@@ -93,7 +100,15 @@ func LoadScenario(dir string) (Scenario, error) {
 	case s.Alert.Labels["namespace"] == "":
 		return s, fmt.Errorf("%s/scenario.yaml: alert.labels.namespace is required", dir)
 	}
+	git, err := loadGitHistories(dir)
+	if err != nil {
+		return s, err
+	}
+	s.Git = git
 	if raw, err := os.ReadFile(filepath.Join(dir, "changes.yaml")); err == nil {
+		if len(s.Git) > 0 {
+			return s, fmt.Errorf("%s/changes.yaml: the scenario has git/ histories, so its timeline is computed from them; remove changes.yaml", dir)
+		}
 		var doc struct {
 			Changes []incident.Change `json:"changes"`
 		}
@@ -170,9 +185,13 @@ type Case struct {
 	Confidence   string            `json:"confidence,omitempty"`
 	Verdict      runlorev1.Verdict `json:"verdict,omitempty"`
 	Unresolved   []string          `json:"unresolved,omitempty"`
-	Phases       map[string]int64  `json:"phases_ms"`
-	DurationMS   int64             `json:"duration_ms"`
-	Error        string            `json:"error,omitempty"`
+	// Changes is the length of the what-changed timeline the engine saw;
+	// TimelineWarnings are what the collectors could not read.
+	Changes          int              `json:"changes"`
+	TimelineWarnings []string         `json:"timeline_warnings,omitempty"`
+	Phases           map[string]int64 `json:"phases_ms"`
+	DurationMS       int64            `json:"duration_ms"`
+	Error            string           `json:"error,omitempty"`
 }
 
 // Report is the suite's result.
@@ -192,31 +211,99 @@ type Report struct {
 // scenario's now).
 type EngineFor func(s Scenario) *investigate.Engine
 
-// Run loads each scenario into the control plane behind c, investigates and
-// verifies it, scores it, and removes its objects again.
+// Run loads each scenario into the control plane behind c, builds its git/
+// histories into real repositories served over HTTP, computes its
+// what-changed timeline with the operator's collectors (changes.yaml when
+// it has no git history), investigates and verifies it, scores it, and
+// removes its objects again.
 func Run(ctx context.Context, c client.Client, scenarios []Scenario, engineFor EngineFor) (Report, error) {
 	var r Report
+	tmp, err := os.MkdirTemp("", "runlore-eval-")
+	if err != nil {
+		return r, err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	repos := filepath.Join(tmp, "repos")
+	if err := os.MkdirAll(repos, 0o755); err != nil {
+		return r, err
+	}
+	mirrors, err := gitdiff.NewCache(filepath.Join(tmp, "mirrors"))
+	if err != nil {
+		return r, err
+	}
+	var server *gitServer
 	for _, s := range scenarios {
-		objs, err := clusterstate.LoadDir(ctx, c, filepath.Join(s.Dir, "cluster"))
+		if len(s.Git) > 0 && server == nil {
+			if server, err = newGitServer(repos); err != nil {
+				return r, err
+			}
+			defer server.Close()
+		}
+		var urls map[string]string
+		if server != nil {
+			if urls, err = server.build(s); err != nil {
+				return r, fmt.Errorf("scenario %s: %w", s.Name, err)
+			}
+		}
+		objs, err := loadCluster(ctx, c, s.Dir, urls)
 		if err != nil {
 			cleanup(ctx, c, objs)
 			return r, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
+		var warnings []string
+		timelineStart := time.Now()
+		if len(s.Git) > 0 {
+			changes, w, err := timelineOf(ctx, c, s, mirrors)
+			if err != nil {
+				cleanup(ctx, c, objs)
+				return r, fmt.Errorf("scenario %s: %w", s.Name, err)
+			}
+			s.Changes, warnings = changes, w
+		}
+		timelineMS := time.Since(timelineStart).Milliseconds()
 		cs, usage := runOne(ctx, s, engineFor(s))
+		r.ModelCalls += usage.calls.Load()
+		r.Tokens += usage.tokens.Load()
+		cs.Phases["what_changed"] = timelineMS
+		cs.Changes, cs.TimelineWarnings = len(s.Changes), warnings
 		cleanup(ctx, c, objs)
-		r.ModelCalls += int64(usage.ModelCalls)
-		r.Tokens += usage.InputTokens + usage.OutputTokens
 		r.Cases = append(r.Cases, cs)
 	}
 	r.summarize()
 	return r, nil
 }
 
-func runOne(ctx context.Context, s Scenario, e *investigate.Engine) (Case, runlorev1.Usage) {
+// modelUsage counts every model call a scenario makes, the reviewer's
+// included (the engine's usage covers only the investigation).
+type modelUsage struct{ calls, tokens atomic.Int64 }
+
+type countingProvider struct {
+	model.Provider
+	usage *modelUsage
+}
+
+func (p countingProvider) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := p.Provider.Complete(ctx, req)
+	if err == nil {
+		p.usage.calls.Add(1)
+		p.usage.tokens.Add(resp.InputTokens + resp.OutputTokens)
+	}
+	return resp, err
+}
+
+func runOne(ctx context.Context, s Scenario, engine *investigate.Engine) (Case, *modelUsage) {
+	usage := &modelUsage{}
+	e := *engine
+	if e.Provider != nil {
+		e.Provider = countingProvider{Provider: e.Provider, usage: usage}
+	}
+	if e.VerifyProvider != nil {
+		e.VerifyProvider = countingProvider{Provider: e.VerifyProvider, usage: usage}
+	}
 	cs := Case{Name: s.Name, Phases: map[string]int64{}}
 	start := time.Now()
 	req := s.Request()
-	f, usage, err := e.Investigate(ctx, req)
+	f, _, err := e.Investigate(ctx, req)
 	cs.Phases["investigate"] = time.Since(start).Milliseconds()
 	if err != nil {
 		cs.Error = err.Error()

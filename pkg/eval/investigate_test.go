@@ -125,6 +125,29 @@ func TestLoadScenarioNamesTheMissingField(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("bogus")))
 }
 
+// TestChangesYAMLIsTheFallbackOnly reads a hand-written timeline for a
+// scenario without git/ histories, and refuses one beside a git/ history.
+func TestChangesYAMLIsTheFallbackOnly(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte("name: x\nnow: \"2026-11-30T02:10:00Z\"\nalert: {labels: {namespace: shop, deployment: api}, startsAt: \"2026-11-30T02:00:00Z\"}\nexpect: {root_cause: [a]}\n"), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "changes.yaml"), []byte("changes:\n- {source: manual, kind: Deployment, namespace: shop, name: api, at: \"2026-11-30T01:50:00Z\", touches: [Deployment/shop/api], aspects: [image]}\n"), 0o644)).To(Succeed())
+	s, err := LoadScenario(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.Changes).To(HaveLen(1))
+	g.Expect(s.Request().Changes[0].Touches).To(Equal([]string{"Deployment/shop/api"}))
+
+	g.Expect(os.MkdirAll(filepath.Join(dir, "git"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "git", "fleet.yaml"), []byte("commits: [{message: m, author: A <a@b.c>, time: \"2026-11-30T01:00:00Z\", files: {a: b}}]\n"), 0o644)).To(Succeed())
+	_, err = LoadScenario(dir)
+	g.Expect(err).To(MatchError(ContainSubstring("has git/ histories")))
+
+	g.Expect(os.Remove(filepath.Join(dir, "changes.yaml"))).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "git", "Bad Name.yaml"), []byte("commits: []\n"), 0o644)).To(Succeed())
+	_, err = LoadScenario(dir)
+	g.Expect(err).To(MatchError(ContainSubstring(`repository name "Bad Name"`)))
+}
+
 func TestInvestigateCommand(t *testing.T) {
 	g := NewWithT(t)
 	var out strings.Builder

@@ -97,3 +97,8 @@ func aspects(diff string) []string {
 	}
 	return out
 }
+
+// ConvertChanges is the conversion the pipeline applies to a what-changed
+// timeline before the engine reads it, for callers that build the timeline
+// themselves (the investigation eval).
+func ConvertChanges(in []whatchanged.Change) []incident.Change { return convertChanges(in) }

@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package eval
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/investigate/clusterstate"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/pipeline"
+	"github.com/runlore/runlore/pkg/whatchanged"
+	"github.com/runlore/runlore/pkg/whatchanged/argocd"
+	"github.com/runlore/runlore/pkg/whatchanged/flux"
+	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
+	"github.com/runlore/runlore/pkg/whatchanged/kube"
+)
+
+// loadCluster reads DIR/cluster/*.yaml in name order, points GitOps sources
+// named git/<repo> at the built repositories, and applies the objects.
+func loadCluster(ctx context.Context, c client.Client, dir string, urls map[string]string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "cluster", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var all []*unstructured.Unstructured
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := clusterstate.Decode(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		all = append(all, objs...)
+	}
+	if err := pointAtRepositories(all, urls); err != nil {
+		return nil, err
+	}
+	return all, clusterstate.Apply(ctx, c, all)
+}
+
+// timelineOf computes a scenario's what-changed timeline the way the
+// operator does: the Flux, Argo CD and Kubernetes collectors read the
+// loaded objects (and diff the built repositories through mirrors), on the
+// scenario's clock, converted as the pipeline converts it.
+func timelineOf(ctx context.Context, c client.Reader, s Scenario, mirrors *gitdiff.Cache) ([]incident.Change, []string, error) {
+	f := &whatchanged.Finder{
+		Collectors: []whatchanged.Collector{
+			&flux.Collector{Client: c, Mirrors: mirrors},
+			&argocd.Collector{Client: c, Mirrors: mirrors},
+			&kube.Collector{Client: c},
+		},
+		Now: func() time.Time { return s.Now },
+	}
+	req := s.Request()
+	inc := whatchanged.Incident{Namespace: req.Namespace, Kind: req.WorkloadKind, Name: req.Workload, Start: req.Start}
+	report, err := f.Timeline(ctx, inc, pipeline.DefaultWindow)
+	if err != nil {
+		return nil, nil, fmt.Errorf("what changed: %w", err)
+	}
+	return pipeline.ConvertChanges(report.Changes), report.Warnings, nil
+}
