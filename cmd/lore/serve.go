@@ -295,6 +295,7 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	steps := pipeline.Steps(pipeline.Config{
 		Client: mgr.GetClient(), Index: index, Changes: finder, Window: cfg.ChangeWindow.Duration,
 		Engine: engine, OperatorNamespace: cfg.Namespace,
+		Forges: &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
 	})
 	return steps, syncer, nil
 }
