@@ -17,6 +17,7 @@ limitations under the License.
 package pipeline
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/runlore/runlore/pkg/investigate/incident"
@@ -38,6 +39,11 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 		}
 		for _, o := range c.Objects {
 			ch.Touches = append(ch.Touches, ref(o))
+			// A changed ConfigMap or Secret is a config change whatever
+			// its diff's lines say (a value edit names no aspect word).
+			if a := kindAspect[o.Kind]; a != "" && !slices.Contains(ch.Aspects, a) {
+				ch.Aspects = append(ch.Aspects, a)
+			}
 		}
 		if c.Object.Namespace != "" {
 			ch.Touches = append(ch.Touches, ref(c.Object))
@@ -46,6 +52,8 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 	}
 	return out
 }
+
+var kindAspect = map[string]string{"ConfigMap": "config", "Secret": "secret"}
 
 func ref(o whatchanged.ObjectRef) string {
 	if o.Namespace == "" {

@@ -56,3 +56,12 @@ func TestConvertChanges(t *testing.T) {
 	g.Expect(got[0].At).To(Equal(at))
 	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
 }
+
+func TestConvertChangesConfigMapValueEdit(t *testing.T) {
+	got := convertChanges([]whatchanged.Change{{
+		Source: "flux", Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"},
+		Objects: []whatchanged.ObjectRef{{Kind: "ConfigMap", Namespace: "shop", Name: "checkout"}},
+		Diff:    "@@ -3 +3 @@\n-  DATABASE_URL: postgres://db-a\n+  DATABASE_URL: postgres://db-b\n",
+	}})
+	NewWithT(t).Expect(got[0].Aspects).To(ContainElement("config"))
+}
