@@ -590,7 +590,7 @@ func (t *CloudResourceHealthTool) Run(ctx context.Context, args json.RawMessage)
 	}
 	text := h.Text(textBound(t.MaxTextBytes))
 	if err != nil {
-		if h.ARN == "" {
+		if !h.Read() {
 			text = ""
 		}
 		text += "warning: cloud: " + err.Error() + "\n"
@@ -600,6 +600,12 @@ func (t *CloudResourceHealthTool) Run(ctx context.Context, args json.RawMessage)
 		return Result{Text: text, Data: h}, nil
 	}
 	return Result{Text: text, Data: h}, nil
+}
+
+// Read reports whether anything was read about the resource, so a failure
+// on the first call shows no empty verdict.
+func (h CloudHealth) Read() bool {
+	return h.State != "" || len(h.Problems) > 0 || len(h.Facts) > 0 || len(h.Members) > 0 || len(h.Events) > 0
 }
 
 // Text renders the health for a model: the verdict line, problems, then

@@ -458,7 +458,7 @@ func (h *HealthChecker) autoScalingGroup(ctx context.Context, r Resource, b *bou
 		if a.StartTime != nil {
 			ev.At = a.StartTime.UTC()
 		}
-		if msg := awssdk.ToString(a.StatusMessage); msg != "" {
+		if msg := awssdk.ToString(a.StatusMessage); msg != "" && !strings.Contains(ev.Message, msg) {
 			ev.Message += ": " + msg
 		}
 		b.event(ev)
