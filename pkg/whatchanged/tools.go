@@ -623,6 +623,9 @@ func (h CloudHealth) Text(maxBytes int) string {
 		fmt.Fprintf(&b, " in %s", h.Region)
 	}
 	b.WriteByte('\n')
+	if b.Len() > maxBytes {
+		return b.String()[:maxBytes] + "...\n"
+	}
 	var lines []string
 	for _, p := range h.Problems {
 		lines = append(lines, "  problem: "+p)
