@@ -16,7 +16,9 @@ limitations under the License.
 
 // Package aws puts AWS infrastructure changes on the same timeline as git
 // diffs: CloudTrail LookupEvents over the incident window, mutating calls
-// only, mapped to Changes with the resources they touched. Credentials come
+// only, mapped to Changes with the resources they touched. It also reads the
+// health of EC2 instances, Auto Scaling groups, EKS node groups and RDS
+// instances for the cloud_resource_health tool. Credentials come
 // from the SDK's default chain (IRSA or EKS Pod Identity in a cluster); this
 // package must never take static keys from configuration, never call a
 // mutating AWS API, and never copy request parameters (which can carry
