@@ -176,9 +176,7 @@ func newHealthChecker(t testing.TB, replies map[string]reply) (*HealthChecker, *
 	// Keep the SDK's default chain hermetic: nothing from the host's
 	// environment (a CA bundle, a profile) may reach the test.
 	for _, k := range []string{"AWS_CA_BUNDLE", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_ENDPOINT_URL"} {
-		if tt, ok := t.(*testing.T); ok {
-			tt.Setenv(k, "")
-		}
+		t.Setenv(k, "")
 	}
 	h, err := NewHealthChecker(context.Background(),
 		config.WithRegion("eu-west-1"),
@@ -523,7 +521,7 @@ func BenchmarkAutoScalingGroupHealth(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				got, err := h.Health(context.Background(), groupARN)
 				if err != nil || got.Status != whatchanged.HealthDegraded {
 					b.Fatalf("health: %v %s", err, got.Status)
