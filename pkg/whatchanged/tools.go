@@ -474,3 +474,199 @@ func Tools(f *Finder, inc Incident, k8s client.Reader, mirrors *gitdiff.Cache, c
 	}
 	return out
 }
+
+// HealthStatus is RunLore's one-word verdict on a cloud resource.
+type HealthStatus string
+
+// Health verdicts, from best to worst. Unknown means the provider's state
+// word was not one RunLore knows.
+const (
+	HealthHealthy   HealthStatus = "healthy"
+	HealthDegraded  HealthStatus = "degraded"
+	HealthUnhealthy HealthStatus = "unhealthy"
+	HealthUnknown   HealthStatus = "unknown"
+)
+
+// CloudHealth is the read-only health of one cloud resource: an EC2
+// instance, an Auto Scaling group, an EKS node group or an RDS instance.
+type CloudHealth struct {
+	ARN string `json:"arn"`
+	// Kind is service:type, such as ec2:instance, autoscaling:group,
+	// eks:nodegroup or rds:db.
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Region string `json:"region,omitempty"`
+	// State is the provider's own word (running, InService, ACTIVE,
+	// available); Status is RunLore's verdict from it and the checks below.
+	State  string       `json:"state,omitempty"`
+	Status HealthStatus `json:"status"`
+	// Problems are what is wrong, most important first.
+	Problems []string `json:"problems,omitempty"`
+	// Facts are the settings an investigator reads next to the state:
+	// sizes, versions, zones, pending changes.
+	Facts []string `json:"facts,omitempty"`
+	// Members are the instances of a group, when the resource has them.
+	Members []CloudHealthMember `json:"members,omitempty"`
+	// Events are the provider's recent or scheduled events for the resource.
+	Events []CloudHealthEvent `json:"events,omitempty"`
+	// Omitted counts members, problems and events left out by the bound.
+	Omitted int `json:"omitted,omitempty"`
+}
+
+// CloudHealthMember is one instance of a group.
+type CloudHealthMember struct {
+	ID     string `json:"id"`
+	Zone   string `json:"zone,omitempty"`
+	State  string `json:"state,omitempty"`
+	Health string `json:"health,omitempty"`
+}
+
+// CloudHealthEvent is one provider event: a scaling activity, a scheduled
+// instance event, an RDS event.
+type CloudHealthEvent struct {
+	At      time.Time `json:"at,omitempty"`
+	Code    string    `json:"code,omitempty"`
+	Message string    `json:"message"`
+}
+
+// CloudHealthChecker reads a cloud resource's health; it never changes
+// anything. An error wrapping ErrInvalidResource is about the ARN itself;
+// any other error is a cloud failure (throttling, credentials, not found)
+// and may come with what was read before it.
+type CloudHealthChecker interface {
+	Health(ctx context.Context, arn string) (CloudHealth, error)
+}
+
+// ErrInvalidResource marks an ARN a CloudHealthChecker cannot check: not an
+// ARN, or a resource type it does not know.
+var ErrInvalidResource = errors.New("invalid resource")
+
+// CloudResourceHealthTool is cloud_resource_health: the read-only health of
+// one EC2 instance, Auto Scaling group, EKS node group or RDS instance.
+type CloudResourceHealthTool struct {
+	Checker      CloudHealthChecker
+	MaxTextBytes int
+}
+
+// Name implements Tool.
+func (t *CloudResourceHealthTool) Name() string { return "cloud_resource_health" }
+
+// Description implements Tool.
+func (t *CloudResourceHealthTool) Description() string {
+	return "Read-only health of one AWS resource by ARN: an EC2 instance (state, status checks, scheduled events), " +
+		"an Auto Scaling group (capacity, unhealthy instances, suspended processes, failed scaling activities), " +
+		"an EKS managed node group (status, health issues) or an RDS DB instance (status, pending changes, recent events)."
+}
+
+// Parameters implements Tool.
+func (t *CloudResourceHealthTool) Parameters() map[string]any {
+	return objectSchema([]string{"arn"}, map[string]any{
+		"arn": str("the resource's ARN: arn:aws:ec2:<region>:<account>:instance/<id>, " +
+			"arn:aws:autoscaling:<region>:<account>:autoScalingGroup:<uuid>:autoScalingGroupName/<name>, " +
+			"arn:aws:eks:<region>:<account>:nodegroup/<cluster>/<nodegroup>/<uuid> or arn:aws:rds:<region>:<account>:db:<id>"),
+	})
+}
+
+// Run implements Tool. An ARN the checker cannot read is an argument error;
+// a cloud failure (throttling, credentials, a missing resource) is reported
+// in the text, not as an error, so the investigation goes on.
+func (t *CloudResourceHealthTool) Run(ctx context.Context, args json.RawMessage) (Result, error) {
+	var a struct {
+		ARN string `json:"arn"`
+	}
+	if err := decode(args, &a); err != nil {
+		return Result{}, err
+	}
+	a.ARN = strings.TrimSpace(a.ARN)
+	if a.ARN == "" {
+		return Result{}, errors.New("arn: required")
+	}
+	if t.Checker == nil {
+		return Result{Text: "cloud_resource_health: no cloud provider is configured\n"}, nil
+	}
+	h, err := t.Checker.Health(ctx, a.ARN)
+	if errors.Is(err, ErrInvalidResource) {
+		return Result{}, err
+	}
+	text := h.Text(textBound(t.MaxTextBytes))
+	if err != nil {
+		if !h.Read() {
+			text = ""
+		}
+		text += "warning: cloud: " + err.Error() + "\n"
+		if max := textBound(t.MaxTextBytes); len(text) > max {
+			text = text[:max] + "\n... truncated\n"
+		}
+		return Result{Text: text, Data: h}, nil
+	}
+	return Result{Text: text, Data: h}, nil
+}
+
+// Read reports whether anything was read about the resource, so a failure
+// on the first call shows no empty verdict.
+func (h CloudHealth) Read() bool {
+	return h.State != "" || len(h.Problems) > 0 || len(h.Facts) > 0 || len(h.Members) > 0 || len(h.Events) > 0
+}
+
+// Text renders the health for a model: the verdict line, problems, then
+// facts, members not in service first, and events, within maxBytes.
+func (h CloudHealth) Text(maxBytes int) string {
+	if maxBytes <= 0 {
+		maxBytes = DefaultToolTextBytes
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s", h.Kind, h.Name, strings.ToUpper(string(h.Status)))
+	if h.State != "" {
+		fmt.Fprintf(&b, " (state %s)", h.State)
+	}
+	if h.Region != "" {
+		fmt.Fprintf(&b, " in %s", h.Region)
+	}
+	b.WriteByte('\n')
+	if b.Len() > maxBytes {
+		return b.String()[:maxBytes] + "...\n"
+	}
+	var lines []string
+	for _, p := range h.Problems {
+		lines = append(lines, "  problem: "+p)
+	}
+	for _, f := range h.Facts {
+		lines = append(lines, "  "+f)
+	}
+	for _, wantHealthy := range []bool{false, true} {
+		for _, m := range h.Members {
+			healthy := strings.EqualFold(m.Health, "Healthy") && (m.State == "" || m.State == "InService" || m.State == "running")
+			if healthy != wantHealthy {
+				continue
+			}
+			line := "  member " + m.ID
+			if m.Zone != "" {
+				line += " " + m.Zone
+			}
+			line += " " + m.State + " " + m.Health
+			lines = append(lines, strings.TrimRight(line, " "))
+		}
+	}
+	for _, e := range h.Events {
+		line := "  event"
+		if !e.At.IsZero() {
+			line += " " + e.At.UTC().Format(time.RFC3339)
+		}
+		if e.Code != "" {
+			line += " " + e.Code
+		}
+		lines = append(lines, line+": "+e.Message)
+	}
+	for i, line := range lines {
+		if b.Len()+len(line)+1 > maxBytes {
+			fmt.Fprintf(&b, "  ... %d more lines not shown\n", len(lines)-i)
+			return b.String()
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	if h.Omitted > 0 {
+		fmt.Fprintf(&b, "  ... %d more members, problems or events left out\n", h.Omitted)
+	}
+	return b.String()
+}

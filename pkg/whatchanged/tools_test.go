@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,90 @@ func FuzzParseInventoryID(f *testing.F) {
 		}
 		if ref.Namespace+"_"+ref.Name+"_"+group+"_"+ref.Kind != id {
 			t.Fatalf("%q parsed to %+v %q, which does not rebuild it", id, ref, group)
+		}
+	})
+}
+
+type staticHealth struct {
+	h   CloudHealth
+	err error
+}
+
+func (s staticHealth) Health(context.Context, string) (CloudHealth, error) { return s.h, s.err }
+
+func TestCloudResourceHealthTool(t *testing.T) {
+	many := CloudHealth{ARN: "arn:aws:autoscaling:eu-west-1:1:autoScalingGroup:u:autoScalingGroupName/nodes", Kind: "autoscaling:group", Name: "nodes",
+		Region: "eu-west-1", State: "Active", Status: HealthDegraded, Problems: []string{"2 of 300 desired instances InService and Healthy"}}
+	for i := 0; i < 300; i++ {
+		state := "InService"
+		if i%3 == 0 {
+			state = "Pending"
+		}
+		many.Members = append(many.Members, CloudHealthMember{ID: fmt.Sprintf("i-%017x", i), Zone: "eu-west-1a", State: state, Health: "Healthy"})
+	}
+	for _, tc := range []struct {
+		name    string
+		checker CloudHealthChecker
+		args    string
+		wantErr string
+		check   func(g Gomega, r Result)
+	}{
+		{name: "bounded text, members not in service first", checker: staticHealth{h: many}, args: `{"arn":"` + many.ARN + `"}`,
+			check: func(g Gomega, r Result) {
+				g.Expect(len(r.Text)).To(BeNumerically("<=", 1024+64))
+				g.Expect(r.Text).To(HavePrefix("autoscaling:group nodes: DEGRADED (state Active) in eu-west-1\n  problem: 2 of 300"))
+				g.Expect(r.Text).To(ContainSubstring("more lines not shown"))
+				g.Expect(r.Text).NotTo(ContainSubstring("InService Healthy"), "pending members fill the bound before healthy ones")
+				g.Expect(r.Data.(CloudHealth).Members).To(HaveLen(300), "the structured form keeps what the checker returned")
+			}},
+		{name: "cloud failure after a partial read is text", checker: staticHealth{h: CloudHealth{Kind: "rds:db", Name: "orders", State: "available", Status: HealthHealthy},
+			err: errors.New("aws throttled the call (Throttling)")}, args: `{"arn":"arn:aws:rds:eu-west-1:1:db:orders"}`,
+			check: func(g Gomega, r Result) {
+				g.Expect(r.Text).To(Equal("rds:db orders: HEALTHY (state available)\nwarning: cloud: aws throttled the call (Throttling)\n"))
+			}},
+		{name: "invalid resource is an argument error", checker: staticHealth{err: fmt.Errorf("%w: arn %q: not an ARN", ErrInvalidResource, "x")},
+			args: `{"arn":"x"}`, wantErr: "invalid resource: arn"},
+		{name: "misspelt argument", checker: staticHealth{}, args: `{"resource":"x"}`, wantErr: `unknown field "resource"`},
+		{name: "no arn", checker: staticHealth{}, args: `{"arn":"  "}`, wantErr: "arn: required"},
+		{name: "no provider", args: `{"arn":"arn:aws:rds:eu-west-1:1:db:orders"}`,
+			check: func(g Gomega, r Result) { g.Expect(r.Text).To(ContainSubstring("no cloud provider")) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tool := &CloudResourceHealthTool{Checker: tc.checker, MaxTextBytes: 1024}
+			if tc.checker == nil {
+				tool.Checker = nil
+			}
+			r, err := tool.Run(context.Background(), json.RawMessage(tc.args))
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			tc.check(g, r)
+		})
+	}
+	g := NewWithT(t)
+	tool := &CloudResourceHealthTool{}
+	g.Expect(tool.Name()).To(Equal("cloud_resource_health"))
+	g.Expect(tool.Parameters()["required"]).To(Equal([]string{"arn"}))
+}
+
+func FuzzCloudHealthText(f *testing.F) {
+	f.Add("nodes", "Active", "problem", "i-1", "Pending", 200)
+	f.Add("", "", "", "", "", 0)
+	f.Fuzz(func(t *testing.T, name, state, problem, member, memberState string, max int) {
+		max = max%4096 + 256
+		if max < 256 {
+			max += 4096
+		}
+		h := CloudHealth{Kind: "autoscaling:group", Name: name, State: state, Status: HealthDegraded, Problems: []string{problem, problem}}
+		for i := 0; i < 50; i++ {
+			h.Members = append(h.Members, CloudHealthMember{ID: member, State: memberState, Health: "Healthy"})
+		}
+		text := h.Text(max)
+		if len(text) > max+64 {
+			t.Fatalf("text of %d bytes exceeds bound %d", len(text), max)
 		}
 	})
 }

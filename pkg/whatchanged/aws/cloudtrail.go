@@ -16,7 +16,9 @@ limitations under the License.
 
 // Package aws puts AWS infrastructure changes on the same timeline as git
 // diffs: CloudTrail LookupEvents over the incident window, mutating calls
-// only, mapped to Changes with the resources they touched. Credentials come
+// only, mapped to Changes with the resources they touched. It also reads the
+// health of EC2 instances, Auto Scaling groups, EKS node groups and RDS
+// instances for the cloud_resource_health tool. Credentials come
 // from the SDK's default chain (IRSA or EKS Pod Identity in a cluster); this
 // package must never take static keys from configuration, never call a
 // mutating AWS API, and never copy request parameters (which can carry
@@ -226,31 +228,68 @@ func hasName(refs []whatchanged.ObjectRef, name string) bool {
 	return false
 }
 
-// ErrThrottled and ErrCredentials classify lookup failures.
+// ErrThrottled, ErrCredentials and ErrNotFound classify AWS call failures.
 var (
-	ErrThrottled   = errors.New("cloudtrail throttled the lookup")
+	ErrThrottled   = errors.New("aws throttled the call")
 	ErrCredentials = errors.New("aws credentials were rejected")
+	ErrNotFound    = errors.New("aws resource not found")
 )
 
-// Explain turns an SDK error into one that says what happened and what to
-// do, wrapping ErrThrottled or ErrCredentials when it is one of those.
+// Explain turns a CloudTrail SDK error into one that says what happened and
+// what to do, wrapping ErrThrottled or ErrCredentials when it is one of those.
 func Explain(err error) error {
+	return explain(call{
+		what:       "cloudtrail lookup",
+		permission: "cloudtrail:LookupEvents",
+		throttled:  "CloudTrail allows about two lookups a second per account; retry later or narrow the window",
+	}, err)
+}
+
+// call names one AWS API call for explain.
+type call struct {
+	// what prefixes an unclassified failure, such as "cloudtrail lookup".
+	what string
+	// permission is the IAM action the call needs.
+	permission string
+	// throttled is the advice given when the call was rate-limited.
+	throttled string
+}
+
+var (
+	throttleCodes   = []string{"ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "Throttling", "ThrottledException", "RequestThrottled"}
+	credentialCodes = []string{"UnrecognizedClientException", "InvalidClientTokenId", "ExpiredTokenException", "ExpiredToken",
+		"InvalidSignatureException", "SignatureDoesNotMatch", "AccessDeniedException", "AccessDenied", "AuthFailure", "UnauthorizedOperation"}
+	notFoundCodes = []string{"ResourceNotFoundException", "DBInstanceNotFound", "DBInstanceNotFoundFault",
+		"InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed"}
+)
+
+func codeIn(code string, codes []string) bool {
+	for _, c := range codes {
+		if code == c {
+			return true
+		}
+	}
+	return false
+}
+
+func explain(c call, err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		code := api.ErrorCode()
-		switch code {
-		case "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "Throttling":
-			return fmt.Errorf("%w (%s): CloudTrail allows about two lookups a second per account; retry later or narrow the window", ErrThrottled, code)
-		case "UnrecognizedClientException", "InvalidClientTokenId", "ExpiredTokenException", "ExpiredToken",
-			"InvalidSignatureException", "SignatureDoesNotMatch", "AccessDeniedException", "AccessDenied":
-			return fmt.Errorf("%w (%s): check the service account's IRSA role or Pod Identity association and that it allows cloudtrail:LookupEvents", ErrCredentials, code)
+		switch {
+		case codeIn(code, throttleCodes):
+			return fmt.Errorf("%w (%s): %s", ErrThrottled, code, c.throttled)
+		case codeIn(code, credentialCodes):
+			return fmt.Errorf("%w (%s): check the service account's IRSA role or Pod Identity association and that it allows %s", ErrCredentials, code, c.permission)
+		case codeIn(code, notFoundCodes):
+			return fmt.Errorf("%w (%s): %s", ErrNotFound, code, api.ErrorMessage())
 		}
-		return fmt.Errorf("cloudtrail lookup: %s: %s", code, api.ErrorMessage())
+		return fmt.Errorf("%s: %s: %s", c.what, code, api.ErrorMessage())
 	}
 	if strings.Contains(err.Error(), "failed to retrieve credentials") || strings.Contains(err.Error(), "no EC2 IMDS role found") {
 		return fmt.Errorf("%w: no credentials found in the default chain (IRSA, Pod Identity, environment)", ErrCredentials)
 	}
-	return fmt.Errorf("cloudtrail lookup: %w", err)
+	return fmt.Errorf("%s: %w", c.what, err)
 }
 
 // Window is a convenience for tools: the Query for the last d before now.
