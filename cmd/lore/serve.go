@@ -55,6 +55,7 @@ import (
 	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/argocd"
+	awschanges "github.com/runlore/runlore/pkg/whatchanged/aws"
 	"github.com/runlore/runlore/pkg/whatchanged/flux"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 	"github.com/runlore/runlore/pkg/whatchanged/kube"
@@ -86,6 +87,7 @@ type serveConfig struct {
 	PrometheusURL               string          `json:"prometheusURL,omitempty"`
 	ChangeWindow                metav1.Duration `json:"changeWindow,omitempty"`
 	AuditLog                    string          `json:"auditLog,omitempty"`
+	AWS                         bool            `json:"aws,omitempty"`
 	ModelProvider               string          `json:"modelProvider,omitempty"`
 	ModelName                   string          `json:"modelName,omitempty"`
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
@@ -149,6 +151,7 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	})
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", cfg.PrometheusURL, "Prometheus or VictoriaMetrics API root for the promql tool")
 	fs.DurationVar(&cfg.ChangeWindow.Duration, "change-window", cfg.ChangeWindow.Duration, "how far before an incident changes are looked for")
+	fs.BoolVar(&cfg.AWS, "aws", cfg.AWS, "add AWS CloudTrail to the change timeline and the cloud_resource_health tool, through the default credential chain (IRSA or Pod Identity)")
 	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
 	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
@@ -284,6 +287,18 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 		&argocd.Collector{Client: reader, Mirrors: mirrors},
 		&kube.Collector{Client: reader},
 	}}
+	if cfg.AWS {
+		trail, err := awschanges.New(context.Background())
+		if err != nil {
+			return phase.Steps{}, nil, fmt.Errorf("--aws: %w", err)
+		}
+		finder.Collectors = append(finder.Collectors, trail)
+		checker, err := awschanges.NewHealthChecker(context.Background())
+		if err != nil {
+			return phase.Steps{}, nil, fmt.Errorf("--aws: %w", err)
+		}
+		registry.Add(pipeline.ChangeTool(&whatchanged.CloudResourceHealthTool{Checker: checker}))
+	}
 	provider, err := modelProvider(cfg)
 	if err != nil {
 		return phase.Steps{}, nil, err

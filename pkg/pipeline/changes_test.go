@@ -17,6 +17,8 @@ limitations under the License.
 package pipeline
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -64,4 +66,18 @@ func TestConvertChangesConfigMapValueEdit(t *testing.T) {
 		Diff:    "@@ -3 +3 @@\n-  DATABASE_URL: postgres://db-a\n+  DATABASE_URL: postgres://db-b\n",
 	}})
 	NewWithT(t).Expect(got[0].Aspects).To(ContainElement("config"))
+}
+
+func TestChangeToolAdapts(t *testing.T) {
+	g := NewWithT(t)
+	tool := ChangeTool(&whatchanged.CloudResourceHealthTool{})
+	g.Expect(tool.Name()).To(Equal("cloud_resource_health"))
+	var schema map[string]any
+	g.Expect(json.Unmarshal(tool.Parameters(), &schema)).To(Succeed())
+	g.Expect(schema).To(HaveKey("properties"))
+	_, err := tool.Run(context.Background(), json.RawMessage(`{}`))
+	g.Expect(err).To(MatchError(ContainSubstring("arn")), "a missing argument is the caller's error, passed through")
+	res, err := tool.Run(context.Background(), json.RawMessage(`{"arn":"arn:aws:rds:eu-west-1:111122223333:db:orders"}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Text).To(ContainSubstring("no cloud provider is configured"))
 }
