@@ -196,7 +196,9 @@ func TestDebounceRecheck(t *testing.T) {
 	setReady(t, flaky, &flaky.Status.Conditions, metav1.ConditionTrue, "ReconciliationSucceeded", time.Now())
 
 	g.Eventually(func() []runlorev1.Incident { return incidentsOf(g, ns) }, 10*time.Second, 100*time.Millisecond).Should(HaveLen(1))
-	inc := incidentsOf(g, ns)[0]
+	// The Incident is created first and its status written next.
+	var inc runlorev1.Incident
+	g.Eventually(func() *metav1.Time { inc = incidentsOf(g, ns)[0]; return inc.Status.FirstFiredAt }, 10*time.Second, 100*time.Millisecond).ShouldNot(BeNil())
 	g.Expect(inc.Spec.Fingerprint).To(Equal("gitops:Kustomization/" + ns + "/apps/BuildFailed"))
 	g.Expect(inc.Spec.Source).To(Equal(runlorev1.SourceGitOps))
 	g.Expect(inc.Spec.AlertName).To(Equal("Kustomization"))
