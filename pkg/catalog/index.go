@@ -454,12 +454,11 @@ func (ix *Index) searchOn(ctx context.Context, st *state, text string, k int) ([
 		return nil, err
 	}
 	defer r.Close()
-	pq, err := prepare(ctx, r, text)
+	pq, err := prepare(r, text)
 	if err != nil || pq == nil {
 		return nil, err
 	}
 	top, err := pq.topK(ctx, k)
-	pq.close()
 	if err != nil {
 		return nil, err
 	}
@@ -532,15 +531,13 @@ func (ix *Index) selfScore(ctx context.Context, st *state, r index.IndexReader, 
 		return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 	}
 	var s float64
-	if internal != nil {
-		pq, err := prepare(ctx, r, selfQueryText(d.Entry))
+	if len(internal) == 8 { // scorch numbers documents in 8 bytes; shorter means absent
+		pq, err := prepare(r, selfQueryText(d.Entry))
 		if err != nil {
 			return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 		}
 		if pq != nil {
-			s, err = pq.scoreOne(internal)
-			pq.close()
-			if err != nil {
+			if s, err = pq.scoreOne(internal.Value()); err != nil {
 				return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 			}
 		}

@@ -21,39 +21,69 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/scorer"
 	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
-// This file scores a query's clauses term-at-a-time straight from the bleve
-// index's postings, with exactly the arithmetic bleve's BM25 searchers use
-// for a flat disjunction of term queries (TermQueryScorer, the disjunction's
-// query norm and coord): a dense accumulator per document instead of bleve's
-// document-at-a-time heap over every clause, which spent most of a search
-// comparing document IDs. The scores are bleve's (a test compares them with
-// bleve's own search on the same index); only the walk is cheaper.
+// This file scores a query's clauses term-at-a-time straight from the
+// postings of the bleve (scorch) index's segments, with exactly the
+// arithmetic bleve's BM25 searchers use for a flat disjunction of term
+// queries (TermQueryScorer, the disjunction's query norm and coord): a dense
+// accumulator per document instead of bleve's document-at-a-time heap over
+// every clause, which spent most of a search comparing document IDs. The
+// scores are bleve's (a test compares them with bleve's own search on the
+// same index, fresh and after in-place updates); only the walk is cheaper.
+// Document numbers are scorch's global ones (segment offset plus the
+// document's number in its segment), so ExternalID and InternalID apply.
 
-// scoredClause is a clause that survived pruning, with its open postings.
+// segmentPostings is one clause's postings in one segment.
+type segmentPostings struct {
+	list   segment.PostingsList
+	offset uint64
+}
+
+// scoredClause is a clause that survived pruning, with its postings.
 type scoredClause struct {
-	reader index.TermFieldReader
+	lists []segmentPostings
 	// idf and avgLen are bleve's BM25 statistics for the clause's term and
 	// field; avgLen 0 means bleve falls back to TF-IDF.
 	idf, avgLen float64
 	boost       float64
 	docFreq     uint64
+	// weight is bleve's query weight: boost × idf × query norm.
+	weight float64
+	// denoms caches the BM25 denominator for a single occurrence by field
+	// length; shared by the clauses of one field.
+	denoms *[]float64
 }
 
-// termScore is bleve's TermQueryScorer.docScore times its query weight.
-func (c *scoredClause) termScore(freq uint64, norm, queryNorm float64) float64 {
+// normer is a zap posting that exposes its field length.
+type normer interface{ NormUint64() uint64 }
+
+// termScore is bleve's TermQueryScorer score for one posting: docScore
+// times the query weight.
+func (c *scoredClause) termScore(p segment.Posting) float64 {
+	freq := p.Frequency()
+	if c.avgLen > 0 && freq == 1 {
+		if n, ok := p.(normer); ok {
+			if l := n.NormUint64(); l < maxCachedFieldLength {
+				return c.idf * search.BM25_k1 / c.denom(l) * c.weight
+			}
+		}
+	}
 	var tf float64
 	if freq < scorer.MaxSqrtCache {
 		tf = scorer.SqrtCache[int(freq)]
 	} else {
 		tf = math.Sqrt(float64(freq))
 	}
+	norm := p.Norm()
 	var s float64
 	if c.avgLen > 0 {
 		fieldLength := 1 / (norm * norm)
@@ -62,80 +92,128 @@ func (c *scoredClause) termScore(freq uint64, norm, queryNorm float64) float64 {
 	} else {
 		s = tf * norm * c.idf
 	}
-	if w := c.boost * c.idf * queryNorm; w != 1.0 {
-		s *= w
+	if c.weight != 1.0 {
+		s *= c.weight
 	}
 	return s
 }
 
-// preparedQuery is a query's clauses opened on one reader: the pruned
-// clause set, its query norm and the clause count the coord divides by.
-type preparedQuery struct {
-	clauses   []scoredClause
-	queryNorm float64
-}
+// maxCachedFieldLength bounds the per-field denominator cache.
+const maxCachedFieldLength = 4096
 
-func (p *preparedQuery) close() {
-	for _, c := range p.clauses {
-		_ = c.reader.Close()
+// denom is BM25's tf + k1·(1 − b + b·len/avg) for tf 1, with the field
+// length recovered from the stored norm exactly as bleve recovers it.
+func (c *scoredClause) denom(length uint64) float64 {
+	d := *c.denoms
+	if length < uint64(len(d)) && d[length] != 0 {
+		return d[length]
 	}
+	if length >= uint64(len(d)) {
+		grown := make([]float64, min(max(2*len(d), int(length)+1, 64), maxCachedFieldLength))
+		copy(grown, d)
+		d = grown
+		*c.denoms = d
+	}
+	norm := float64(float32(1.0 / math.Sqrt(float64(length))))
+	fieldLength := 1 / (norm * norm)
+	v := 1 + search.BM25_k1*(1-search.BM25_b+(search.BM25_b*fieldLength/c.avgLen))
+	d[length] = v
+	return v
 }
 
-// prepare opens every clause of text on r, drops the common prose ones and
-// computes bleve's statistics. It returns nil when nothing is left.
-func prepare(ctx context.Context, r index.IndexReader, text string) (*preparedQuery, error) {
+// upperBound is the most the clause can add to a document's sum: BM25's
+// saturation tf·k1/(tf + k1·norm) stays below k1. TF-IDF has no bound.
+func (c *scoredClause) upperBound() float64 {
+	if c.avgLen <= 0 {
+		return math.Inf(1)
+	}
+	return c.idf * search.BM25_k1 * c.weight
+}
+
+// preparedQuery is a query's clauses looked up on one index snapshot: the
+// pruned clause set and the segment offsets.
+type preparedQuery struct {
+	clauses []scoredClause
+	offsets []uint64
+	// finishedSeenOnly counts the clauses topK walked for seen documents
+	// only; tests read it.
+	finishedSeenOnly int
+}
+
+// prepare looks every clause of text up in r, drops the common prose ones
+// and computes bleve's statistics. It returns nil when nothing is left.
+func prepare(r index.IndexReader, text string) (*preparedQuery, error) {
 	clauses := queryClauses(text)
 	if len(clauses) == 0 {
 		return nil, nil
+	}
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("catalog index reader is a %T, not a scorch snapshot", r)
 	}
 	docCount, err := r.DocCount()
 	if err != nil {
 		return nil, fmt.Errorf("reading the catalog index: %w", err)
 	}
-	bm25, _ := r.(index.BM25Reader)
-	avgLens := map[string]float64{}
-	avgLen := func(field string) (float64, error) {
-		if v, ok := avgLens[field]; ok {
-			return v, nil
-		}
-		var card int
-		if bm25 != nil {
-			var err error
-			if card, err = bm25.FieldCardinality(field); err != nil {
-				return 0, fmt.Errorf("reading the catalog index: %w", err)
-			}
-		}
-		var v float64
-		if docCount > 0 || card > 0 {
-			v = math.Ceil(float64(card) / float64(docCount))
-		}
-		avgLens[field] = v
-		return v, nil
+	segs := snap.Segments()
+	p := &preparedQuery{clauses: make([]scoredClause, 0, len(clauses)), offsets: make([]uint64, len(segs))}
+	var running uint64
+	for i, s := range segs {
+		p.offsets[i] = running
+		running += s.Segment().Count()
 	}
-	p := &preparedQuery{clauses: make([]scoredClause, 0, len(clauses))}
-	var sumOfSquaredWeights float64
-	for _, c := range clauses {
-		tfr, err := r.TermFieldReader(ctx, []byte(c.term), c.field, true, true, false)
+	type fieldStats struct {
+		dicts  []segment.TermDictionary
+		avgLen float64
+		denoms *[]float64
+	}
+	fields := map[string]*fieldStats{}
+	stats := func(field string) (*fieldStats, error) {
+		if fs, ok := fields[field]; ok {
+			return fs, nil
+		}
+		fs := &fieldStats{dicts: make([]segment.TermDictionary, len(segs)), denoms: new([]float64)}
+		for i, s := range segs {
+			d, err := s.Segment().Dictionary(field)
+			if err != nil {
+				return nil, fmt.Errorf("reading the catalog index: %w", err)
+			}
+			fs.dicts[i] = d
+		}
+		card, err := snap.FieldCardinality(field)
 		if err != nil {
-			p.close()
 			return nil, fmt.Errorf("reading the catalog index: %w", err)
 		}
-		df := tfr.Count()
-		if isCommon(c, df, docCount) {
-			_ = tfr.Close()
-			continue
+		if docCount > 0 || card > 0 {
+			fs.avgLen = math.Ceil(float64(card) / float64(docCount))
 		}
-		al, err := avgLen(c.field)
+		fields[field] = fs
+		return fs, nil
+	}
+	var sumOfSquaredWeights float64
+	for _, c := range clauses {
+		fs, err := stats(c.field)
 		if err != nil {
-			_ = tfr.Close()
-			p.close()
 			return nil, err
 		}
-		sc := scoredClause{reader: tfr, avgLen: al, boost: c.boost, docFreq: df}
-		if al > 0 {
-			sc.idf = math.Log(1 + (float64(docCount)-float64(df)+0.5)/(float64(df)+0.5))
+		sc := scoredClause{avgLen: fs.avgLen, boost: c.boost, denoms: fs.denoms}
+		for i, d := range fs.dicts {
+			pl, err := d.PostingsList([]byte(c.term), segs[i].Deleted(), nil)
+			if err != nil {
+				return nil, fmt.Errorf("reading the catalog index: %w", err)
+			}
+			if n := pl.Count(); n > 0 {
+				sc.docFreq += n
+				sc.lists = append(sc.lists, segmentPostings{list: pl, offset: p.offsets[i]})
+			}
+		}
+		if isCommon(c, sc.docFreq, docCount) {
+			continue
+		}
+		if sc.avgLen > 0 {
+			sc.idf = math.Log(1 + (float64(docCount)-float64(sc.docFreq)+0.5)/(float64(sc.docFreq)+0.5))
 		} else {
-			sc.idf = 1.0 + math.Log(float64(docCount)/float64(df+1.0))
+			sc.idf = 1.0 + math.Log(float64(docCount)/float64(sc.docFreq+1.0))
 		}
 		w := sc.boost * sc.idf
 		sumOfSquaredWeights += w * w
@@ -144,11 +222,15 @@ func prepare(ctx context.Context, r index.IndexReader, text string) (*preparedQu
 	if len(p.clauses) == 0 {
 		return nil, nil
 	}
-	p.queryNorm = 1.0 / math.Sqrt(sumOfSquaredWeights)
+	queryNorm := 1.0 / math.Sqrt(sumOfSquaredWeights)
+	for i := range p.clauses {
+		c := &p.clauses[i]
+		c.weight = c.boost * c.idf * queryNorm
+	}
 	return p, nil
 }
 
-// accumulator holds per-document partial sums, indexed by bleve's internal
+// accumulator holds per-document partial sums, indexed by scorch's global
 // document number, and which documents it touched.
 type accumulator struct {
 	sums    []float64
@@ -171,6 +253,10 @@ func (a *accumulator) add(doc uint64, s float64) {
 	a.matched[doc]++
 }
 
+func (a *accumulator) seen(doc uint64) bool {
+	return doc < uint64(len(a.matched)) && a.matched[doc] > 0
+}
+
 func (a *accumulator) reset() {
 	for _, d := range a.touched {
 		a.sums[d] = 0
@@ -188,12 +274,10 @@ type scoredDoc struct {
 // topDocs is a min-heap of the best documents so far: the worst on top.
 type topDocs []scoredDoc
 
-func (h topDocs) Len() int { return len(h) }
-func (h topDocs) Less(i, j int) bool {
-	return worse(h[i], h[j])
-}
-func (h topDocs) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *topDocs) Push(x any)   { *h = append(*h, x.(scoredDoc)) }
+func (h topDocs) Len() int           { return len(h) }
+func (h topDocs) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h topDocs) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topDocs) Push(x any)        { *h = append(*h, x.(scoredDoc)) }
 func (h *topDocs) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -210,73 +294,180 @@ func worse(a, b scoredDoc) bool {
 	return a.doc > b.doc
 }
 
-// topK walks every clause's postings into the accumulator and returns the k
-// best documents, best first, with bleve's disjunction score: the sum of
-// the clause scores times the fraction of clauses that matched.
+func offer(h *topDocs, k int, sd scoredDoc) {
+	if len(*h) < k {
+		heap.Push(h, sd)
+	} else if worse((*h)[0], sd) {
+		(*h)[0] = sd
+		heap.Fix(h, 0)
+	}
+}
+
+// walk adds every posting of the clause; with onlySeen, only to documents
+// the accumulator already holds.
+func (c *scoredClause) walk(acc *accumulator, onlySeen bool) error {
+	for _, sp := range c.lists {
+		it := sp.list.Iterator(true, true, false, nil)
+		for {
+			p, err := it.Next()
+			if err != nil {
+				return fmt.Errorf("searching the catalog: %w", err)
+			}
+			if p == nil {
+				break
+			}
+			d := sp.offset + p.Number()
+			if onlySeen && !acc.seen(d) {
+				continue
+			}
+			acc.add(d, c.termScore(p))
+		}
+	}
+	return nil
+}
+
+// topK returns the k best documents, best first, with bleve's disjunction
+// score: the sum of the clause scores times the fraction of clauses that
+// matched.
+//
+// It walks the clauses that can add the most first (rare terms, high
+// boosts). Once the clauses left could not, together, lift a document that
+// none of the walked ones matched to the k-th best score so far, no unseen
+// document can enter the top k: the rest only update the documents already
+// seen that can still reach it. Scores are exact for every document that
+// can be returned.
 func (p *preparedQuery) topK(ctx context.Context, k int) ([]scoredDoc, error) {
 	acc := accumulators.Get().(*accumulator)
 	defer func() {
 		acc.reset()
 		accumulators.Put(acc)
 	}()
-	var tfd index.TermFieldDoc
+	total := float64(len(p.clauses))
+	order := make([]int, 0, len(p.clauses))
 	for i := range p.clauses {
-		c := &p.clauses[i]
-		if c.docFreq == 0 {
-			continue
+		if p.clauses[i].docFreq > 0 {
+			order = append(order, i)
 		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return p.clauses[order[a]].upperBound() > p.clauses[order[b]].upperBound()
+	})
+	// rest[i] bounds what order[i:] can add to one document's sum.
+	rest := make([]float64, len(order)+1)
+	for i := len(order) - 1; i >= 0; i-- {
+		rest[i] = rest[i+1] + p.clauses[order[i]].upperBound()
+	}
+	restBound := func(i int) float64 { return rest[i] * float64(len(order)-i) / total }
+
+	lastChecked := math.Inf(1)
+	for next := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for {
-			m, err := c.reader.Next(&tfd)
-			if err != nil {
-				return nil, fmt.Errorf("searching the catalog: %w", err)
+		// Computing the k-th best costs a pass over the seen documents:
+		// try only when the rest's bound has dropped markedly since.
+		if rb := restBound(next); len(acc.touched) >= k && rb < 0.7*lastChecked {
+			lastChecked = rb
+			if t := acc.kthLowerBound(k, total); rb < t {
+				p.finishedSeenOnly = len(order) - next
+				if err := p.finishSeen(ctx, acc, order[next:], rest[next:], total, t); err != nil {
+					return nil, err
+				}
+				return acc.best(k, total), nil
 			}
-			if m == nil {
-				break
-			}
-			acc.add(m.ID.Value(), c.termScore(m.Freq, m.Norm, p.queryNorm))
+		}
+		if err := p.clauses[order[next]].walk(acc, false); err != nil {
+			return nil, err
 		}
 	}
-	total := float64(len(p.clauses))
-	h := make(topDocs, 0, k+1)
-	for _, d := range acc.touched {
-		sd := scoredDoc{doc: d, score: acc.sums[d] * (float64(acc.matched[d]) / total)}
-		if len(h) < k {
-			heap.Push(&h, sd)
-		} else if worse(h[0], sd) {
-			h[0] = sd
-			heap.Fix(&h, 0)
+	return acc.best(k, total), nil
+}
+
+// finishSeen walks the remaining clauses (order, with rest their suffix
+// bounds) for the seen documents that can still reach threshold, dropping
+// the others from the accumulator.
+func (p *preparedQuery) finishSeen(ctx context.Context, acc *accumulator, order []int, rest []float64, total, threshold float64) error {
+	for i, ci := range order {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		left := float64(len(order) - i)
+		kept := acc.touched[:0]
+		for _, d := range acc.touched {
+			if (acc.sums[d]+rest[i])*(float64(acc.matched[d])+left)/total >= threshold {
+				kept = append(kept, d)
+			} else {
+				acc.sums[d], acc.matched[d] = 0, 0
+			}
+		}
+		acc.touched = kept
+		if len(kept) == 0 {
+			return nil
+		}
+		if err := p.clauses[ci].walk(acc, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kthLowerBound is the k-th best score of the documents seen so far: their
+// sums and matches only grow, so it bounds the final k-th best from below.
+func (a *accumulator) kthLowerBound(k int, total float64) float64 {
+	h := make(topDocs, 0, k+1)
+	for _, d := range a.touched {
+		offer(&h, k, scoredDoc{doc: d, score: a.sums[d] * (float64(a.matched[d]) / total)})
+	}
+	if len(h) < k {
+		return 0
+	}
+	return h[0].score
+}
+
+// best returns the k best documents seen, best first.
+func (a *accumulator) best(k int, total float64) []scoredDoc {
+	h := make(topDocs, 0, k+1)
+	for _, d := range a.touched {
+		offer(&h, k, scoredDoc{doc: d, score: a.sums[d] * (float64(a.matched[d]) / total)})
 	}
 	out := make([]scoredDoc, len(h))
 	for i := len(h) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(&h).(scoredDoc)
 	}
-	return out, nil
+	return out
 }
 
-// scoreOne is the disjunction's score for one document only, advancing each
-// clause's postings straight to it.
-func (p *preparedQuery) scoreOne(doc index.IndexInternalID) (float64, error) {
-	var tfd index.TermFieldDoc
+// scoreOne is the disjunction's score for one document only, jumping each
+// clause's postings in the document's segment straight to it.
+func (p *preparedQuery) scoreOne(doc uint64) (float64, error) {
+	seg := sort.Search(len(p.offsets), func(i int) bool { return p.offsets[i] > doc }) - 1
+	if seg < 0 {
+		return 0, nil
+	}
+	offset := p.offsets[seg]
 	var sum float64
 	var matched int
 	for i := range p.clauses {
 		c := &p.clauses[i]
-		if c.docFreq == 0 {
-			continue
+		for _, sp := range c.lists {
+			if sp.offset != offset {
+				continue
+			}
+			// Advance may not be asked for the first document of a fresh
+			// iterator, so the first posting is checked with Next.
+			it := sp.list.Iterator(true, true, false, nil)
+			post, err := it.Next()
+			if err == nil && post != nil && sp.offset+post.Number() < doc {
+				post, err = it.Advance(doc - sp.offset)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("scoring the catalog entry: %w", err)
+			}
+			if post != nil && sp.offset+post.Number() == doc {
+				sum += c.termScore(post)
+				matched++
+			}
 		}
-		m, err := c.reader.Advance(doc, &tfd)
-		if err != nil {
-			return 0, fmt.Errorf("scoring the catalog entry: %w", err)
-		}
-		if m == nil || !m.ID.Equals(doc) {
-			continue
-		}
-		sum += c.termScore(m.Freq, m.Norm, p.queryNorm)
-		matched++
 	}
 	return sum * (float64(matched) / float64(len(p.clauses))), nil
 }
