@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -136,8 +137,9 @@ type preparedQuery struct {
 	clauses []scoredClause
 	offsets []uint64
 	// finishedSeenOnly counts the clauses topK walked for seen documents
-	// only; tests read it.
-	finishedSeenOnly int
+	// only, and jumped the clauses it advanced from one to the next; tests
+	// read them.
+	finishedSeenOnly, jumped int
 }
 
 // prepare looks every clause of text up in r, drops the common prose ones
@@ -326,6 +328,41 @@ func (c *scoredClause) walk(acc *accumulator, onlySeen bool) error {
 	return nil
 }
 
+// advanceTo adds the clause's postings of the candidates (sorted, already
+// seen) only, jumping each segment's postings from one to the next.
+func (c *scoredClause) advanceTo(acc *accumulator, candidates []uint64) error {
+	for _, sp := range c.lists {
+		first, _ := slices.BinarySearch(candidates, sp.offset)
+		var it segment.PostingsIterator
+		var post segment.Posting
+		for _, d := range candidates[first:] {
+			local := d - sp.offset
+			var err error
+			switch {
+			case it == nil:
+				// A fresh iterator takes Next first: Advance must move past
+				// the current posting.
+				it = sp.list.Iterator(true, true, false, nil)
+				if post, err = it.Next(); err == nil && post != nil && post.Number() < local {
+					post, err = it.Advance(local)
+				}
+			case post.Number() < local:
+				post, err = it.Advance(local)
+			}
+			if err != nil {
+				return fmt.Errorf("searching the catalog: %w", err)
+			}
+			if post == nil {
+				break // this segment's postings are done
+			}
+			if post.Number() == local {
+				acc.add(d, c.termScore(post))
+			}
+		}
+	}
+	return nil
+}
+
 // topK returns the k best documents, best first, with bleve's disjunction
 // score: the sum of the clause scores times the fraction of clauses that
 // matched.
@@ -368,7 +405,7 @@ func (p *preparedQuery) topK(ctx context.Context, k int) ([]scoredDoc, error) {
 		// try only when the rest's bound has dropped markedly since.
 		if rb := restBound(next); len(acc.touched) >= k && rb < 0.7*lastChecked {
 			lastChecked = rb
-			if t := acc.kthLowerBound(k, total); rb < t {
+			if t := acc.kthLowerBound(k, total, rb); rb < t {
 				p.finishedSeenOnly = len(order) - next
 				if err := p.finishSeen(ctx, acc, order[next:], rest[next:], total, t); err != nil {
 					return nil, err
@@ -404,19 +441,36 @@ func (p *preparedQuery) finishSeen(ctx context.Context, acc *accumulator, order 
 		if len(kept) == 0 {
 			return nil
 		}
-		if err := p.clauses[ci].walk(acc, true); err != nil {
+		c := &p.clauses[ci]
+		if uint64(len(kept))*8 < c.docFreq {
+			// Few documents left against a long list: jump to each.
+			candidates := append([]uint64(nil), kept...)
+			slices.Sort(candidates)
+			p.jumped++
+			if err := c.advanceTo(acc, candidates); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := c.walk(acc, true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// kthLowerBound is the k-th best score of the documents seen so far: their
-// sums and matches only grow, so it bounds the final k-th best from below.
-func (a *accumulator) kthLowerBound(k int, total float64) float64 {
+// kthLowerBound is the k-th best score of the documents seen so far (their
+// sums and matches only grow, so it bounds the final k-th best from below),
+// or 0 when fewer than k of them score above floor.
+func (a *accumulator) kthLowerBound(k int, total, floor float64) float64 {
 	h := make(topDocs, 0, k+1)
+	floorSum := floor * total
 	for _, d := range a.touched {
-		offer(&h, k, scoredDoc{doc: d, score: a.sums[d] * (float64(a.matched[d]) / total)})
+		// Most documents are far below the floor: skip them before any
+		// division.
+		if lb := a.sums[d] * float64(a.matched[d]); lb > floorSum {
+			offer(&h, k, scoredDoc{doc: d, score: a.sums[d] * (float64(a.matched[d]) / total)})
+		}
 	}
 	if len(h) < k {
 		return 0

@@ -94,7 +94,7 @@ func bleveSearch(t testing.TB, ix *Index, text string, k int) []scoredDoc {
 
 // pruned counts the searches whose last clauses only updated documents
 // already seen.
-var pruned int
+var pruned, jumped int
 
 // ourSearch runs text through the term-at-a-time scorer.
 func ourSearch(t testing.TB, ix *Index, text string, k int) []scoredDoc {
@@ -118,6 +118,9 @@ func ourSearch(t testing.TB, ix *Index, text string, k int) []scoredDoc {
 	}
 	if pq.finishedSeenOnly > 0 {
 		pruned++
+	}
+	if pq.jumped > 0 {
+		jumped++
 	}
 	return top
 }
@@ -178,9 +181,10 @@ func TestScorerMatchesBleveSearch(t *testing.T) {
 			}
 		}
 	}
-	pruned = 0
+	pruned, jumped = 0, 0
 	check("fresh")
 	NewWithT(t).Expect(pruned).To(BeNumerically(">", len(queries)/2), "most searches end on seen documents only, so that path is compared too")
+	NewWithT(t).Expect(jumped).To(BeNumerically(">", 0), "some searches jump to the seen documents, so that path is compared too")
 
 	// In-place updates leave several segments and deleted documents behind.
 	replace := func(rev string) {
