@@ -46,7 +46,6 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
-	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/runlore/runlore/pkg/okf"
@@ -454,15 +453,14 @@ func (ix *Index) searchOn(ctx context.Context, st *state, text string, k int) ([
 	if err != nil {
 		return nil, err
 	}
-	q := buildQuery(text, r)
-	_ = r.Close()
-	if q == nil {
-		return nil, nil
+	defer r.Close()
+	pq, err := prepare(r, text)
+	if err != nil || pq == nil {
+		return nil, err
 	}
-	req := bleve.NewSearchRequestOptions(q, k, 0, false)
-	res, err := st.live.idx.SearchInContext(ctx, req)
+	top, err := pq.topK(ctx, k)
 	if err != nil {
-		return nil, fmt.Errorf("searching the catalog: %w", err)
+		return nil, err
 	}
 	// Metadata comes from the latest state: an in-place update publishes
 	// new documents before the index holds them and drops removed ones
@@ -472,17 +470,23 @@ func (ix *Index) searchOn(ctx context.Context, st *state, text string, k int) ([
 	if latest == nil {
 		return nil, ErrClosed
 	}
-	hits := make([]Hit, 0, len(res.Hits))
-	for _, m := range res.Hits {
-		d, ok := latest.docs[m.ID]
+	hits := make([]Hit, 0, len(top))
+	var internal index.IndexInternalID
+	for _, m := range top {
+		internal = index.NewIndexInternalID(internal, m.doc)
+		id, err := r.ExternalID(internal)
+		if err != nil {
+			return nil, fmt.Errorf("searching the catalog: %w", err)
+		}
+		d, ok := latest.docs[id]
 		if !ok {
 			continue
 		}
-		self, err := ix.selfScore(ctx, st, d)
+		self, err := ix.selfScore(ctx, st, r, d)
 		if err != nil {
 			return nil, err
 		}
-		hits = append(hits, Hit{Document: *d, Score: m.Score, SelfScore: self})
+		hits = append(hits, Hit{Document: *d, Score: m.score, SelfScore: self})
 	}
 	return hits, nil
 }
@@ -501,50 +505,46 @@ func (ix *Index) SelfScore(ctx context.Context, id string) (float64, error) {
 		if !st.live.acquire() {
 			continue
 		}
-		s, err := ix.selfScore(ctx, st, d)
+		s, err := ix.selfScore(ctx, st, nil, d)
 		st.live.release()
 		return s, err
 	}
 }
 
-// selfScore runs the entry's own query restricted to the entry, with the
-// same query shape as Search so that the two scores are comparable, and
-// caches it for the state's lifetime.
-func (ix *Index) selfScore(ctx context.Context, st *state, d *Document) (float64, error) {
+// selfScore scores the entry's own query against the entry alone, with
+// the same clauses and statistics as Search so that the two scores are
+// comparable, and caches it for the state's lifetime. r is a reader on
+// st's index, or nil to open one.
+func (ix *Index) selfScore(ctx context.Context, st *state, r index.IndexReader, d *Document) (float64, error) {
 	if v, ok := st.selfScores.Load(d.ID); ok {
 		return v.(float64), nil
 	}
-	r, err := st.live.reader()
-	if err != nil {
-		return 0, err
+	if r == nil {
+		var err error
+		if r, err = st.live.reader(); err != nil {
+			return 0, err
+		}
+		defer r.Close()
 	}
-	q := buildQuery(selfQueryText(d.Entry), r)
-	_ = r.Close()
-	if q == nil {
-		return 0, nil
-	}
-	// A conjunction with the entry's ID jumps straight to the entry instead
-	// of scoring every match. The ID clause's boost is negligible so that
-	// the query norm, and so the score, is the plain query's (a filter would
-	// keep the norm exactly but walk every matching document).
-	only := query.NewDocIDQuery([]string{d.ID})
-	only.SetBoost(selfIDBoost)
-	bq := query.NewConjunctionQuery([]query.Query{only, q})
-	res, err := st.live.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(bq, 1, 0, false))
+	internal, err := r.InternalID(d.ID)
 	if err != nil {
 		return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 	}
 	var s float64
-	if len(res.Hits) == 1 {
-		s = res.Hits[0].Score - selfIDBoost*selfIDBoost
+	if len(internal) == 8 { // scorch numbers documents in 8 bytes; shorter means absent
+		pq, err := prepare(r, selfQueryText(d.Entry))
+		if err != nil {
+			return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
+		}
+		if pq != nil {
+			if s, err = pq.scoreOne(internal.Value()); err != nil {
+				return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
+			}
+		}
 	}
 	st.selfScores.Store(d.ID, s)
 	return s, nil
 }
-
-// selfIDBoost is the ID clause's weight in a self-score query: its square
-// enters the query norm (relative error ~1e-24) and its score is subtracted.
-const selfIDBoost = 1e-12
 
 // selfQueryText is what an incident that is exactly this entry would say.
 func selfQueryText(e *okf.Entry) string {
@@ -552,75 +552,58 @@ func selfQueryText(e *okf.Entry) string {
 	return strings.Join(parts, "\n")
 }
 
-// buildQuery is the one query shape for both Search and SelfScore: one flat
-// disjunction of term queries (nested match queries cost a heap per field),
-// the text's distinct analysed terms against the title, the prose, the tags
-// and the resource, plus exact matches of the alertname-like tokens and the
-// workload identities it contains.
+// clause is one term query of the search: a term against a field, with
+// its boost. prose clauses (title and text) may be pruned as too common.
+type clause struct {
+	field, term string
+	boost       float64
+	prose       bool
+}
+
+// queryClauses is the one query shape for both Search and SelfScore: one
+// flat disjunction of term clauses, the text's distinct analysed terms
+// against the title, the prose, the tags and the resource, plus exact
+// matches of the alertname-like tokens and the workload identities it
+// contains.
 //
-// With a reader, prose terms found in more than a quarter of the documents
-// are left out: their BM25 IDF is below ln 4 ≈ 1.4 (a rare term's is ~9), so
-// they barely move a ranking, yet walking their postings is most of a
-// search's cost. Tags, alertnames and resources are always kept.
-func buildQuery(text string, r index.IndexReader) query.Query {
+// Prose terms found in more than a quarter of the documents are left out
+// when the query is scored (see isCommon): their BM25 IDF is below ln 4 ≈
+// 1.4 (a rare term's is ~9), so they barely move a ranking, yet walking
+// their postings is most of a search's cost. Tags, alertnames and resources
+// are always kept.
+func queryClauses(text string) []clause {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	common := commonTermFilter(r)
-	var clauses []query.Query
-	term := func(field, t string, boost float64) {
-		tq := query.NewTermQuery(t)
-		tq.SetField(field)
-		tq.SetBoost(boost)
-		clauses = append(clauses, tq)
+	var clauses []clause
+	term := func(field, t string, boost float64, prose bool) {
+		clauses = append(clauses, clause{field: field, term: t, boost: boost, prose: prose})
 	}
 	for _, t := range analyze(proseAnalyzer, text, maxQueryTerms) {
-		if !common(fieldTitle, t) {
-			term(fieldTitle, t, titleBoost)
-		}
-		if !common(fieldText, t) {
-			term(fieldText, t, textBoost)
-		}
+		term(fieldTitle, t, titleBoost, true)
+		term(fieldText, t, textBoost, true)
 	}
 	for _, t := range analyze(keywordishAnalyzer, text, maxQueryTerms) {
-		term(fieldTags, t, tagBoost)
-		term(fieldResource, t, resourceBoost)
+		term(fieldTags, t, tagBoost, false)
+		term(fieldResource, t, resourceBoost, false)
 	}
 	for _, a := range alertTokens(text) {
-		term(fieldTags, strings.ToLower(a), alertBoost)
+		term(fieldTags, strings.ToLower(a), alertBoost, false)
 	}
 	for _, r := range identityTokens(text) {
-		term(fieldResourceID, r, resourceIDBoost)
+		term(fieldResourceID, r, resourceIDBoost, false)
 	}
-	if len(clauses) == 0 {
-		return nil
-	}
-	return query.NewBooleanQuery([]query.Query{query.NewDisjunctionQuery(clauses)}, nil, nil)
+	return clauses
 }
 
 // minDocsForPruning: below this many documents every term is kept, since
 // in a small catalog "more than a quarter" says little about a word.
 const minDocsForPruning = 200
 
-// commonTermFilter reports whether a term is in more than a quarter of the
-// documents; without a reader, or in a small index, nothing is common.
-func commonTermFilter(r index.IndexReader) func(field, term string) bool {
-	never := func(string, string) bool { return false }
-	if r == nil {
-		return never
-	}
-	n, err := r.DocCount()
-	if err != nil || n < minDocsForPruning {
-		return never
-	}
-	return func(field, term string) bool {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
-		if err != nil {
-			return false
-		}
-		defer tfr.Close()
-		return tfr.Count()*4 > n
-	}
+// isCommon reports whether a prose clause's term is in more than a quarter
+// of the docCount documents; in a small index nothing is common.
+func isCommon(c clause, docFreq, docCount uint64) bool {
+	return c.prose && docCount >= minDocsForPruning && docFreq*4 > docCount
 }
 
 var (

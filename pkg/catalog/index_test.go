@@ -125,7 +125,7 @@ func TestIndexIsPinnedToBM25(t *testing.T) {
 
 	ix := newTestIndex(t, "seed", testEntries(t))
 	st := ix.state.Load()
-	req := bleve.NewSearchRequestOptions(buildQuery("certificate expires", nil), 1, 0, true)
+	req := bleve.NewSearchRequestOptions(bleveQuery(t, "certificate expires", nil), 1, 0, true)
 	res, err := st.live.idx.Search(req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Hits).NotTo(BeEmpty())
