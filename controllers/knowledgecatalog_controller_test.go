@@ -17,12 +17,23 @@ limitations under the License.
 package controllers
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -185,4 +196,71 @@ func TestKnowledgeCatalogSyncsAndMirrors(t *testing.T) {
 		g.Expect(c.Reason).To(Equal(reasonRefNotFound))
 	}, eventually, 100*time.Millisecond).Should(Succeed())
 	g.Expect(permanentSyncFailure(bad)).To(BeTrue(), "a missing ref does not hold readiness")
+}
+
+// TestKnowledgeCatalogFromAFluxSource reads the catalog from a Flux
+// GitRepository's artifact, served over HTTP as source-controller serves
+// it, checking its digest.
+func TestKnowledgeCatalogFromAFluxSource(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	ix, err := catalog.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil),
+		Syncer: catalog.NewSyncer(ix, t.TempDir()), OperatorNamespace: ns})
+
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, body := range map[string]string{
+		"runbooks/oom.md":   playbook("Container OOMKilled", "KubeContainerOOMKilled"),
+		"runbooks/crash.md": playbook("Pod crash looping", "KubePodCrashLooping"),
+	} {
+		g.Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})).To(Succeed())
+		_, err := tw.Write([]byte(body))
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(tw.Close()).To(Succeed())
+	g.Expect(gz.Close()).To(Succeed())
+	archive := buf.Bytes()
+	sum := sha256.Sum256(archive)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(archive) }))
+	t.Cleanup(srv.Close)
+
+	src := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "runbooks", Namespace: ns},
+		Spec: sourcev1.GitRepositorySpec{URL: "https://git.example.com/runbooks.git", Interval: metav1.Duration{Duration: time.Minute}}}
+	g.Expect(k8sClient.Create(ctx, src)).To(Succeed())
+	before := src.DeepCopy()
+	src.Status.Artifact = &fluxmeta.Artifact{URL: srv.URL + "/runbooks.tar.gz", Path: "gitrepository/runbooks.tar.gz",
+		Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567", Digest: "sha256:" + hex.EncodeToString(sum[:]),
+		LastUpdateTime: metav1.Now()}
+	g.Expect(k8sClient.Status().Patch(ctx, src, client.MergeFrom(before))).To(Succeed())
+
+	kc := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "from-flux", Namespace: ns},
+		Spec: runlorev1.KnowledgeCatalogSpec{SourceRef: &runlorev1.FluxSourceReference{Kind: "GitRepository", Name: "runbooks", Path: "runbooks"},
+			Interval: metav1.Duration{Duration: time.Minute}}}
+	g.Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(kc.Status.Conditions, runlorev1.ReadyCondition)).To(BeTrue(), "%+v", kc.Status.Conditions)
+		g.Expect(kc.Status.Entries).To(Equal(int32(2)))
+		g.Expect(kc.Status.Revision).To(Equal("main@sha1:0123456789abcdef0123456789abcdef01234567"))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+
+	// A digest that does not match what is served is refused.
+	before = src.DeepCopy()
+	src.Status.Artifact.Revision = "main@sha1:1111111111111111111111111111111111111111"
+	src.Status.Artifact.Digest = "sha256:" + strings.Repeat("0", 64)
+	g.Expect(k8sClient.Status().Patch(ctx, src, client.MergeFrom(before))).To(Succeed())
+	kc2 := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "tampered", Namespace: ns},
+		Spec: runlorev1.KnowledgeCatalogSpec{SourceRef: &runlorev1.FluxSourceReference{Kind: "GitRepository", Name: "runbooks", Path: "runbooks"},
+			Interval: metav1.Duration{Duration: time.Minute}}}
+	g.Expect(k8sClient.Create(ctx, kc2)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc2), kc2)).To(Succeed())
+		c := meta.FindStatusCondition(kc2.Status.Conditions, runlorev1.ReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(reasonDigestMismatch))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
 }
