@@ -45,7 +45,10 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 				ch.Aspects = append(ch.Aspects, a)
 			}
 		}
-		if c.Object.Namespace != "" {
+		// A rollout or a ConfigMap edit changed the object itself; a Flux or
+		// Argo CD revision changed what its applier manages, not the
+		// applier, which the analyzer reaches through "its manager changed".
+		if c.Object.Namespace != "" && c.Source == whatchanged.SourceKubernetes {
 			ch.Touches = append(ch.Touches, ref(c.Object))
 		}
 		out = append(out, ch)

@@ -53,7 +53,7 @@ func TestConvertChanges(t *testing.T) {
 		Diff:    "@@ -10 +10 @@\n-            memory: 512Mi\n+            memory: 128Mi\n",
 	}})
 	g.Expect(got).To(HaveLen(1))
-	g.Expect(got[0].Touches).To(ConsistOf("Deployment/payments/api", "Kustomization/flux-system/apps"))
+	g.Expect(got[0].Touches).To(ConsistOf("Deployment/payments/api"), "a revision touches what it applies, not its applier")
 	g.Expect(got[0].Aspects).To(Equal([]string{"resources"}))
 	g.Expect(got[0].At).To(Equal(at))
 	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
