@@ -242,7 +242,13 @@ func syncMirrors(ctx context.Context, c client.Client, ix *catalog.Index, key, n
 				return err
 			}
 		}
-		if err := c.Create(ctx, ke); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := c.Create(ctx, ke); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			return err
+		}
+		if err := setMirrorPhase(ctx, c, ke); err != nil {
 			return err
 		}
 	}
@@ -252,6 +258,9 @@ func syncMirrors(ctx context.Context, c client.Client, ix *catalog.Index, key, n
 		if err := c.Update(ctx, ke); err != nil {
 			return err
 		}
+		if err := setMirrorPhase(ctx, c, ke); err != nil {
+			return err
+		}
 	}
 	for _, name := range remove {
 		if err := c.Delete(ctx, existing[name]); client.IgnoreNotFound(err) != nil {
@@ -259,6 +268,23 @@ func syncMirrors(ctx context.Context, c client.Client, ix *catalog.Index, key, n
 		}
 	}
 	return nil
+}
+
+// setMirrorPhase shows a mirror's lifecycle status as its phase.
+func setMirrorPhase(ctx context.Context, c client.Client, ke *runlorev1.KnowledgeEntry) error {
+	phase := runlorev1.EntryPhaseActive
+	switch ke.Spec.Status {
+	case runlorev1.EntryRetired:
+		phase = runlorev1.EntryPhaseRetired
+	case runlorev1.EntryDrafted:
+		phase = runlorev1.EntryPhaseDrafted
+	}
+	if ke.Status.Phase == phase {
+		return nil
+	}
+	before := ke.DeepCopy()
+	ke.Status.Phase = phase
+	return client.IgnoreNotFound(c.Status().Patch(ctx, ke, client.MergeFrom(before)))
 }
 
 // SetupWithManager registers the reconciler on every replica.

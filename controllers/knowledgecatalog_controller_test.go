@@ -157,7 +157,9 @@ func TestKnowledgeCatalogSyncsAndMirrors(t *testing.T) {
 		g.Expect(meta.IsStatusConditionTrue(kc.Status.Conditions, runlorev1.ReadyCondition)).To(BeTrue())
 		g.Expect(kc.Status.Entries).To(Equal(int32(2)))
 		g.Expect(kc.Status.Invalid).To(Equal(int32(1)), "one bad entry is skipped and counted")
-		g.Expect(mirrors(g)).To(HaveLen(2))
+		ms := mirrors(g)
+		g.Expect(ms).To(HaveLen(2))
+		g.Expect(ms[0].Status.Phase).To(Equal(runlorev1.EntryPhaseActive))
 		first = kc.Status.Revision
 	}, eventually, 100*time.Millisecond).Should(Succeed())
 	hits, err := ix.Search(ctx, "KubeContainerOOMKilled", 3)

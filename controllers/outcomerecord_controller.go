@@ -113,7 +113,11 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 	}
 	if rec.Spec.EntryRef != nil {
-		if err := r.rollUp(ctx, rec.Namespace, rec.Spec.EntryRef.Name); err != nil {
+		entryNS := rec.Spec.EntryNamespace
+		if entryNS == "" {
+			entryNS = rec.Namespace
+		}
+		if err := r.rollUp(ctx, entryNS, rec.Spec.EntryRef.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -215,9 +219,21 @@ func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry s
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: entry}, ke); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	var list runlorev1.OutcomeRecordList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{runlorev1.EntryLabel: entry}); err != nil {
+	// An entry's episodes live in the namespaces of the incidents it
+	// answered: list them everywhere and keep those naming this entry.
+	var all runlorev1.OutcomeRecordList
+	if err := r.List(ctx, &all, client.MatchingLabels{runlorev1.EntryLabel: entry}); err != nil {
 		return err
+	}
+	var list runlorev1.OutcomeRecordList
+	for _, rec := range all.Items {
+		ns := rec.Spec.EntryNamespace
+		if ns == "" {
+			ns = rec.Namespace
+		}
+		if ns == namespace {
+			list.Items = append(list.Items, rec)
+		}
 	}
 	folded := map[string]bool{}
 	for _, name := range ke.Status.FoldedRecords {
@@ -262,9 +278,17 @@ func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry s
 			return err
 		}
 	}
+	where := map[string]string{}
+	for _, rec := range list.Items {
+		where[rec.Name] = rec.Namespace
+	}
 	for _, name := range stillFolded {
+		ns, ok := where[name]
+		if !ok {
+			continue // already gone
+		}
 		rec := &runlorev1.OutcomeRecord{}
-		rec.Name, rec.Namespace = name, namespace
+		rec.Name, rec.Namespace = name, ns
 		if err := r.Delete(ctx, rec); client.IgnoreNotFound(err) != nil {
 			return err
 		}

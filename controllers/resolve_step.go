@@ -85,6 +85,7 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 	if inv.Status.Mode == runlorev1.ModeRecall && inv.Status.Recall != nil && inv.Status.Recall.Entry != "" {
 		rec.Spec.Kind = runlorev1.OutcomeRecall
 		rec.Spec.EntryRef = &runlorev1.LocalObjectReference{Name: inv.Status.Recall.Entry}
+		rec.Spec.EntryNamespace = inv.Status.Recall.EntryNamespace
 		rec.Labels[runlorev1.EntryLabel] = inv.Status.Recall.Entry
 	}
 	if inv.Status.Curation != nil {

@@ -170,6 +170,10 @@ type RecallDecision struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Entry string `json:"entry,omitempty"`
+	// entryNamespace is that KnowledgeEntry's namespace (its catalog's).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	EntryNamespace string `json:"entryNamespace,omitempty"`
 	// path is that entry's path in its catalog.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional

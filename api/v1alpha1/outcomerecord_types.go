@@ -53,6 +53,11 @@ type OutcomeRecordSpec struct {
 	// entryRef names the KnowledgeEntry that answered, for a recall.
 	// +optional
 	EntryRef *LocalObjectReference `json:"entryRef,omitempty"`
+	// entryNamespace is the KnowledgeEntry's namespace (its catalog's);
+	// empty means the record's own.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	EntryNamespace string `json:"entryNamespace,omitempty"`
 	// kind is recall or fresh.
 	Kind OutcomeKind `json:"kind"`
 	// incidentFingerprint is the Incident's fingerprint; the incident's

@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -44,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,9 +55,11 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/config/crd"
+	"github.com/runlore/runlore/pkg/eval"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
+	"github.com/runlore/runlore/test/crds"
 )
 
 const demoNamespace = "payments"
@@ -63,21 +67,33 @@ const demoNamespace = "payments"
 // runDemo starts a local control plane, runs the operator against it, seeds
 // a fault, and prints what a user would see as RunLore handles it.
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "lore demo takes no arguments")
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var m modelFlags
+	fs.StringVar(&m.provider, "model-provider", "", "investigate with this model provider (openai, anthropic, gemini) instead of the built-in analyzer; the key is read from RUNLORE_MODEL_API_KEY")
+	fs.StringVar(&m.name, "model-name", "", "the model to ask")
+	fs.StringVar(&m.endpoint, "model-endpoint", "", "the provider's API root")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := context.WithTimeout(ctrl.SetupSignalHandler(), 5*time.Minute)
 	defer cancel()
-	if err := demo(ctx, stdout); err != nil {
+	if err := demo(ctx, stdout, m); err != nil {
 		fmt.Fprintln(stderr, "lore demo:", err)
 		return 1
 	}
 	return 0
 }
 
-func demo(ctx context.Context, out io.Writer) error {
+// modelFlags pick a model provider for the demo; empty means the built-in
+// analyzer, which needs no key and no network.
+type modelFlags struct{ provider, name, endpoint string }
+
+func demo(ctx context.Context, out io.Writer, model modelFlags) error {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return errors.New("KUBEBUILDER_ASSETS is not set: run `make demo`, which builds the local control plane first")
@@ -124,6 +140,7 @@ func demo(ctx context.Context, out io.Writer) error {
 	cfg := defaultServeConfig()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.Namespace = "0", "0", "runlore-system"
 	cfg.CacheDir = filepath.Join(filepath.Dir(kubeconfig), "cache")
+	cfg.ModelProvider, cfg.ModelName, cfg.ModelEndpoint = model.provider, model.name, model.endpoint
 	receiverAddr, err := localAddr()
 	if err != nil {
 		return err
@@ -139,9 +156,17 @@ func demo(ctx context.Context, out io.Writer) error {
 	go func() { mgrDone <- serve(mgrCtx, rc, cfg) }()
 	defer func() { stopMgr(); <-mgrDone }()
 
-	say("seeding a fault: a rollout of payments/api cut its memory limit to 256Mi; its pods are OOMKilled in a crash loop")
+	say("seeding a fault: a commit to the fleet repository cut payments/api's memory limit to 256Mi; Flux applied it; its pods are OOMKilled in a crash loop")
+	fleet, err := seedGitOps(ctx, c, filepath.Join(filepath.Dir(kubeconfig), "git"))
+	if err != nil {
+		return err
+	}
+	defer fleet.Close()
 	if err := seedFault(ctx, c); err != nil {
 		return err
+	}
+	if o, err := kubectl("get", "gitrepositories,kustomizations", "-n", "flux-system"); err == nil {
+		fmt.Fprint(out, o)
 	}
 	if o, err := kubectl("get", "deployments,pods", "-n", demoNamespace); err == nil {
 		fmt.Fprint(out, o)
@@ -173,6 +198,11 @@ func demo(ctx context.Context, out io.Writer) error {
 	first, err := follow(ctx, c, key, "", out, watch)
 	if err != nil {
 		return err
+	}
+	say("what changed around it: lore whatchanged --namespace %s --workload deployment/api", demoNamespace)
+	if code := runWhatChanged([]string{"--kubeconfig", kubeconfig, "--namespace", demoNamespace, "--workload", "deployment/api",
+		"--since", "6h", "--cache-dir", filepath.Join(filepath.Dir(kubeconfig), "whatchanged")}, out, io.Discard); code != 0 {
+		return fmt.Errorf("lore whatchanged exited %d", code)
 	}
 	if first.Status.Curation == nil || first.Status.Curation.Entry == "" {
 		return fmt.Errorf("the first investigation drafted no entry (curation: %+v)", first.Status.Curation)
@@ -224,6 +254,17 @@ func demo(ctx context.Context, out io.Writer) error {
 	second, err := follow(ctx, c, key, first.Name, out, watch)
 	if err != nil {
 		return err
+	}
+	say("the entry's trust record after the recall (it rises as recalled answers resolve)")
+	trustCtx, cancelTrust := context.WithTimeout(ctx, 15*time.Second)
+	defer cancelTrust()
+	_ = waitFor(trustCtx, func() (bool, error) {
+		var kes runlorev1.KnowledgeEntryList
+		err := c.List(ctx, &kes, client.InNamespace("runlore-system"), client.MatchingLabels{runlorev1.CatalogLabel: "team-runbooks"})
+		return err == nil && len(kes.Items) == 1 && kes.Items[0].Status.Trust.Recalls > 0, err
+	})
+	if o, err := kubectl("get", "knowledgeentries", "-n", "runlore-system", "-l", runlorev1.CatalogLabel+"=team-runbooks"); err == nil {
+		fmt.Fprint(out, o)
 	}
 	fmt.Fprintf(out, "\n==> first occurrence: %s investigation in %dms; second: %s in %dms\n",
 		first.Status.Mode, first.Status.Usage.DurationMillis, second.Status.Mode, second.Status.Usage.DurationMillis)
@@ -302,24 +343,30 @@ func printFinding(out io.Writer, inc *runlorev1.Incident, inv *runlorev1.Investi
 	return nil
 }
 
+// embeddedCRDs are RunLore's CRDs and Flux's, built into the binary.
 func embeddedCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	err := fs.WalkDir(crd.Bases, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := crd.Bases.ReadFile(path)
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, fsys := range []fs.FS{crd.Bases, crds.Flux} {
+		err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			raw, err := fs.ReadFile(fsys, path)
+			if err != nil {
+				return err
+			}
+			obj := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.UnmarshalStrict(raw, obj); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			out = append(out, obj)
+			return nil
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		obj := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(raw, obj); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		crds = append(crds, obj)
-		return nil
-	})
-	return crds, err
+	}
+	return out, nil
 }
 
 func demoKubeconfig(env *envtest.Environment) (string, func(), error) {
@@ -368,11 +415,6 @@ func seedFault(ctx context.Context, c client.Client) error {
 	if err := c.Create(ctx, dep); err != nil {
 		return err
 	}
-	// The rollout history: revision 1 ran with 512Mi, revision 2 cut the
-	// limit to 256Mi while the JVM heap stayed at 512m.
-	previous := container.DeepCopy()
-	previous.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("512Mi")
-	previous.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("512Mi")
 	replicaSet := func(name, hash, revision string, c corev1.Container, replicas int32) *appsv1.ReplicaSet {
 		l := map[string]string{"app": "api", "pod-template-hash": hash}
 		return &appsv1.ReplicaSet{
@@ -386,10 +428,7 @@ func seedFault(ctx context.Context, c client.Client) error {
 			},
 		}
 	}
-	if err := c.Create(ctx, replicaSet("api-6b8d9f7c4", "6b8d9f7c4", "1", *previous, 0)); err != nil {
-		return err
-	}
-	rs := replicaSet("api-7d9f8b6c5", "7d9f8b6c5", "2", container, 1)
+	rs := replicaSet("api-7d9f8b6c5", "7d9f8b6c5", "1", container, 1)
 	if err := c.Create(ctx, rs); err != nil {
 		return err
 	}
@@ -424,6 +463,116 @@ func seedFault(ctx context.Context, c client.Client) error {
 		Type: corev1.EventTypeWarning, Count: 7, FirstTimestamp: now, LastTimestamp: now,
 		Source: corev1.EventSource{Component: "kubelet", Host: "node-a"},
 	})
+}
+
+// apiManifest is payments/api as the fleet repository declares it.
+func apiManifest(memory string) *string {
+	m := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: payments
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: api}
+  template:
+    metadata:
+      labels: {app: api}
+    spec:
+      containers:
+        - name: api
+          image: registry.example.com/payments/api:1.42.0
+          env:
+            - {name: JAVA_TOOL_OPTIONS, value: "-Xmx512m"}
+          resources:
+            requests: {cpu: 100m, memory: %[1]s}
+            limits: {memory: %[1]s}
+`, memory)
+	return &m
+}
+
+// seedGitOps builds the fleet repository (a commit that cuts the memory
+// limit on top of one that deployed the api), serves it over HTTP, and
+// records in the cluster what Flux holds after applying its last commit:
+// the GitRepository, and the Kustomization's history and inventory.
+func seedGitOps(ctx context.Context, c client.Client, root string) (interface{ Close() }, error) {
+	now := time.Now().UTC().Truncate(time.Second)
+	hashes, err := eval.BuildGitRepository(eval.GitHistory{Commits: []eval.GitCommit{
+		{Message: "payments/api: deploy 1.42.0", Author: "Dana Dev <dana@example.com>", Time: now.Add(-3 * time.Hour),
+			Files: map[string]*string{"apps/payments/api.yaml": apiManifest("512Mi")}},
+		{Message: "payments/api: cut the memory limit to 256Mi to fit more pods per node", Author: "Sam Sizing <sam@example.com>",
+			Time: now.Add(-10 * time.Minute), Files: map[string]*string{"apps/payments/api.yaml": apiManifest("256Mi")}},
+	}}, filepath.Join(root, "fleet"))
+	if err != nil {
+		return nil, fmt.Errorf("building the fleet repository: %w", err)
+	}
+	srv, err := eval.ServeGit(root)
+	if err != nil {
+		return nil, err
+	}
+	before, after := "main@sha1:"+hashes[0].String(), "main@sha1:"+hashes[1].String()
+	applied := now.Add(-2 * time.Minute).Format(time.RFC3339)
+	manifests := fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: flux-system}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: fleet, namespace: flux-system}
+spec:
+  interval: 1m
+  url: %[1]s/fleet/.git
+  ref: {branch: main}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./apps
+  prune: true
+  sourceRef: {kind: GitRepository, name: fleet}
+status:
+  lastAppliedRevision: %[3]s
+  inventory:
+    entries: [{id: payments_api_apps_Deployment, v: v1}]
+  history:
+  - digest: sha256:5b1e0d6ac1f2f3c1ac1d7c0c3a0a54d39a5e1a0d9b3c1f0e2a4b6c8d0e1f2a3b
+    firstReconciled: "%[4]s"
+    lastReconciled: "%[4]s"
+    lastReconciledDuration: 2s
+    lastReconciledStatus: ReconciliationSucceeded
+    totalReconciliations: 1
+    metadata: {revision: "%[3]s"}
+  - digest: sha256:0a9f8e7d6c5b4a3928170615243342516071829304a5b6c7d8e9f0a1b2c3d4e5
+    firstReconciled: "%[5]s"
+    lastReconciled: "%[4]s"
+    lastReconciledDuration: 2s
+    lastReconciledStatus: ReconciliationSucceeded
+    totalReconciliations: 18
+    metadata: {revision: "%[2]s"}
+`, srv.URL, before, after, applied, now.Add(-3*time.Hour).Format(time.RFC3339))
+	for _, doc := range strings.Split(manifests, "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			srv.Close()
+			return nil, err
+		}
+		status, hasStatus := obj.Object["status"]
+		if err := c.Create(ctx, obj); err != nil {
+			srv.Close()
+			return nil, fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		if hasStatus {
+			obj.Object["status"] = status
+			if err := c.Status().Update(ctx, obj); err != nil {
+				srv.Close()
+				return nil, fmt.Errorf("recording %s %s status: %w", obj.GetKind(), obj.GetName(), err)
+			}
+		}
+	}
+	return srv, nil
 }
 
 // demoAlert is the Alertmanager webhook payload (version 4) for the

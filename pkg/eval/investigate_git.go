@@ -321,3 +321,13 @@ func rewriteRepoURLs(o *unstructured.Unstructured, m map[string]any, resolve fun
 	}
 	return m, nil
 }
+
+// ServeGit serves the git repositories under root over git's smart HTTP
+// protocol (the system git's http-backend), at <URL>/<path>/.git.
+func ServeGit(root string) (*httptest.Server, error) {
+	g, err := newGitServer(root)
+	if err != nil {
+		return nil, err
+	}
+	return g.srv, nil
+}

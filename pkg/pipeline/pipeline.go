@@ -130,6 +130,9 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 	}
 	d := res.Decision
 	if res.Fired != nil {
+		if e, ok := entries[res.Fired.ID]; ok {
+			d.EntryNamespace = e.Namespace
+		}
 		evidence, gathered, detail := c.confirm(ctx, inc)
 		if err := recall.ApplyConfirm(&d, gathered, detail); err != nil {
 			return err

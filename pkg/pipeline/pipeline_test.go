@@ -117,6 +117,7 @@ func TestRecallStep(t *testing.T) {
 	inv := run()
 	g.Expect(inv.Status.Recall.Fired).To(BeTrue(), "%+v", inv.Status.Recall.Gates)
 	g.Expect(inv.Status.Recall.Entry).To(Equal("team-oom"))
+	g.Expect(inv.Status.Recall.EntryNamespace).To(Equal(ns), "the outcome ledger finds the entry in its catalog's namespace")
 	g.Expect(inv.Status.Result.RootCauses[0].Summary).To(Equal("The memory limit was lowered below what the heap needs."))
 	g.Expect(inv.Status.Result.Verdict).To(Equal(runlorev1.VerdictActionable))
 	last := inv.Status.Recall.Gates[len(inv.Status.Recall.Gates)-1]
