@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -150,17 +151,12 @@ func (a *Actions) live(ctx context.Context, t runlorev1.ObjectReference) (*unstr
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, u); err != nil {
-		if apierrors.IsNotFound(err) || meta404(err) {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
 	return u, nil
-}
-
-// meta404 covers a kind whose CRD is not installed.
-func meta404(err error) bool {
-	return strings.Contains(err.Error(), "no matches for kind")
 }
 
 // decisionFor reads a human's answer to one action from the annotations,

@@ -38,6 +38,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/outcome"
+	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -206,7 +207,7 @@ func (r *IncidentReconciler) priorFinding(ctx context.Context, namespace string,
 		return ""
 	}
 	top := prev.Status.Result.RootCauses[0]
-	return truncate(fmt.Sprintf("This trigger fired %d time(s) before; the standing answer (investigation %s, %s ago, verdict %s, confidence %s): %s",
+	return phase.Truncate(fmt.Sprintf("This trigger fired %d time(s) before; the standing answer (investigation %s, %s ago, verdict %s, confidence %s): %s",
 		occ.Count, prev.Name, now.Sub(occ.LastSeen).Round(time.Second), prev.Status.Result.Verdict, top.Confidence, top.Summary), 4096)
 }
 
@@ -406,7 +407,7 @@ func mirrorInvestigation(inc *runlorev1.Incident, inv *runlorev1.Investigation) 
 		inc.Status.Investigation = inv.Name
 		inc.Status.Cause, inc.Status.Confidence = "", inv.Status.Confidence
 		if inv.Status.Result != nil && len(inv.Status.Result.RootCauses) > 0 {
-			inc.Status.Cause = truncate(inv.Status.Result.RootCauses[0].Summary, 512)
+			inc.Status.Cause = phase.Truncate(inv.Status.Result.RootCauses[0].Summary, 512)
 		}
 	}
 	switch {
@@ -458,13 +459,6 @@ func IncidentPhase(inc *runlorev1.Incident, inv *runlorev1.Investigation) runlor
 		return runlorev1.IncidentRecalled
 	}
 	return runlorev1.IncidentDiagnosed
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 func (r *IncidentReconciler) now() time.Time {

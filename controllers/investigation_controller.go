@@ -115,7 +115,6 @@ func (r *InvestigationReconciler) stall(inv *runlorev1.Investigation, err error)
 	if inv.Status.Step == "" {
 		inv.Status.Step = phase.First(inv)
 	}
-	inv.Status.Steps = append(inv.Status.Steps[:0:0], inv.Status.Steps...)
 	found := false
 	for i := range inv.Status.Steps {
 		if inv.Status.Steps[i].Name == inv.Status.Step {

@@ -37,6 +37,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/recall"
 )
 
@@ -92,13 +93,13 @@ func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	kc.Status.LastSyncedAt = &now
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&kc.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason,
-			Message: truncate(msg, 1024), ObservedGeneration: kc.Generation})
+			Message: phase.Truncate(msg, 1024), ObservedGeneration: kc.Generation})
 	}
 	if err != nil {
 		reason := syncFailureReason(err)
 		set(runlorev1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
 		if r.Leader() {
-			r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, reason, "Sync", "%s", truncate(err.Error(), 512))
+			r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, reason, "Sync", "%s", phase.Truncate(err.Error(), 512))
 		}
 	} else {
 		if res.Changed {

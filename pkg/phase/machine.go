@@ -221,7 +221,7 @@ func (m *Machine) fail(st *runlorev1.InvestigationStatus, step runlorev1.Investi
 			s.State = runlorev1.StepFailed
 			s.FinishedAt = &now
 		}
-		s.Message = truncate(err.Error(), 1024)
+		s.Message = Truncate(err.Error(), 1024)
 	})
 	return stalled
 }
@@ -302,12 +302,12 @@ func summary(step runlorev1.InvestigationStep, st *runlorev1.InvestigationStatus
 		if st.Result == nil || len(st.Result.RootCauses) == 0 {
 			return "no root cause"
 		}
-		return truncate(fmt.Sprintf("top cause (%s): %s", st.Result.RootCauses[0].Confidence, st.Result.RootCauses[0].Summary), 1024)
+		return Truncate(fmt.Sprintf("top cause (%s): %s", st.Result.RootCauses[0].Confidence, st.Result.RootCauses[0].Summary), 1024)
 	case runlorev1.StepCurate:
 		if st.Curation == nil {
 			return "no curation decision"
 		}
-		return truncate(st.Curation.Decision+": "+st.Curation.Reason, 1024)
+		return Truncate(st.Curation.Decision+": "+st.Curation.Reason, 1024)
 	case runlorev1.StepResolve:
 		if st.OutcomeRecord != "" {
 			return "outcome record " + st.OutcomeRecord + " opened"
@@ -316,11 +316,17 @@ func summary(step runlorev1.InvestigationStep, st *runlorev1.InvestigationStatus
 	return ""
 }
 
-func truncate(s string, n int) string {
+// Truncate bounds a status message to n bytes, ending it with "..." and
+// never cutting a UTF-8 character in half.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - 3
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 func (m *Machine) now() time.Time {

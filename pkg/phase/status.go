@@ -84,9 +84,9 @@ func doneReason(st *runlorev1.InvestigationStatus) (string, string) {
 	}
 	top := st.Result.RootCauses[0]
 	if st.Mode == runlorev1.ModeRecall {
-		return runlorev1.RecalledReason, truncate("recalled: "+top.Summary, 1024)
+		return runlorev1.RecalledReason, Truncate("recalled: "+top.Summary, 1024)
 	}
-	return runlorev1.DiagnosedReason, truncate(top.Summary, 1024)
+	return runlorev1.DiagnosedReason, Truncate(top.Summary, 1024)
 }
 
 // stepMessage is the last error recorded for a step that has not succeeded.

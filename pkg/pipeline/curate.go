@@ -90,7 +90,7 @@ func (c *Config) curate(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 		return err
 	}
 	if forgeNote != "" {
-		dec.Reason = truncate(dec.Reason+"; "+forgeNote, 1024)
+		dec.Reason = phase.Truncate(dec.Reason+"; "+forgeNote, 1024)
 	}
 	inv.Status.Curation = &dec
 	return nil

@@ -117,7 +117,7 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 	if err != nil {
 		return err
 	}
-	live, err := c.resolveChannelLive(ctx)
+	live, err := c.resolveChannelLive(ctx, kes.Items)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,8 @@ func (c *Config) autoActions(ctx context.Context, inc *runlorev1.Incident) (bool
 
 // resolveChannelLive reports whether this deployment has ever seen an
 // answered incident resolve: until it has, unresolved recalls say nothing.
-func (c *Config) resolveChannelLive(ctx context.Context) (bool, error) {
+// entries are the KnowledgeEntries the caller already listed.
+func (c *Config) resolveChannelLive(ctx context.Context, entries []runlorev1.KnowledgeEntry) (bool, error) {
 	var recs runlorev1.OutcomeRecordList
 	if err := c.Client.List(ctx, &recs); err != nil {
 		return false, err
@@ -187,11 +188,7 @@ func (c *Config) resolveChannelLive(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 	}
-	var kes runlorev1.KnowledgeEntryList
-	if err := c.Client.List(ctx, &kes); err != nil {
-		return false, err
-	}
-	for _, e := range kes.Items {
+	for _, e := range entries {
 		if e.Status.Trust.Resolved > 0 || (e.Status.FoldedTrust != nil && e.Status.FoldedTrust.Resolved > 0) {
 			return true, nil
 		}
@@ -241,7 +238,7 @@ func recalledFinding(doc catalog.Document, c *recall.Candidate, confidence runlo
 	if resolution != "" {
 		ev = append(ev, "reviewed resolution: "+firstSentence(resolution))
 	}
-	rc := runlorev1.RootCause{Summary: truncate(summary, 1024), Confidence: confidence, Evidence: bound(ev, 32)}
+	rc := runlorev1.RootCause{Summary: phase.Truncate(summary, 1024), Confidence: confidence, Evidence: bound(ev, 32)}
 	verdict := runlorev1.VerdictDiagnosed
 	if resolution != "" {
 		verdict = runlorev1.VerdictActionable
@@ -285,7 +282,7 @@ func (c *Config) investigate(ctx context.Context, inc *runlorev1.Incident, inv *
 	}
 	for _, w := range warnings {
 		if len(f.Unresolved) < 16 {
-			f.Unresolved = append(f.Unresolved, truncate(w, 512))
+			f.Unresolved = append(f.Unresolved, phase.Truncate(w, 512))
 		}
 	}
 	inv.Status.Result = f
@@ -337,7 +334,7 @@ func firstLines(s string, n int) []string {
 		lines = lines[:n]
 	}
 	for i := range lines {
-		lines[i] = truncate(lines[i], 512)
+		lines[i] = phase.Truncate(lines[i], 512)
 	}
 	return lines
 }
@@ -355,15 +352,4 @@ func bound(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
 }

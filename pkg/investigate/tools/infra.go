@@ -182,11 +182,8 @@ func (t *PVCStatus) Run(ctx context.Context, raw json.RawMessage) (Result, error
 	if err := decodeArgs(raw, &args); err != nil {
 		return Result{}, err
 	}
-	if args.Namespace == "" {
-		return Result{}, errors.New("namespace is required")
-	}
-	if err := t.k.ready(); err != nil {
-		return notConfigured(t.Name(), err.Error()), nil
+	if res, ok, err := t.k.namespaced(t.Name(), args.Namespace); !ok {
+		return res, err
 	}
 	claims, err := t.k.PVCs(ctx, args.Namespace)
 	if err != nil {
@@ -284,11 +281,8 @@ func (t *CertExpiry) Run(ctx context.Context, raw json.RawMessage) (Result, erro
 	if err := decodeArgs(raw, &args); err != nil {
 		return Result{}, err
 	}
-	if args.Namespace == "" {
-		return Result{}, errors.New("namespace is required")
-	}
-	if err := t.k.ready(); err != nil {
-		return notConfigured(t.Name(), err.Error()), nil
+	if res, ok, err := t.k.namespaced(t.Name(), args.Namespace); !ok {
+		return res, err
 	}
 	certs, err := t.k.Certificates(ctx, args.Namespace)
 	if errors.Is(err, errNoCertManager) {

@@ -65,6 +65,19 @@ func (k *Kube) ready() error {
 	return nil
 }
 
+// namespaced checks what every namespace-scoped tool needs before it reads:
+// a namespace argument (an error names it when missing) and a client (a
+// not-configured result when absent). ok is true when the tool may read.
+func (k *Kube) namespaced(tool, namespace string) (res Result, ok bool, err error) {
+	if namespace == "" {
+		return Result{}, false, errors.New("namespace is required")
+	}
+	if err := k.ready(); err != nil {
+		return notConfigured(tool, err.Error()), false, nil
+	}
+	return Result{}, true, nil
+}
+
 // ContainerSummary is one container's state in a pod.
 type ContainerSummary struct {
 	Name         string `json:"name"`
@@ -131,11 +144,8 @@ func (t *PodStatus) Run(ctx context.Context, raw json.RawMessage) (Result, error
 	if err := decodeArgs(raw, &args); err != nil {
 		return Result{}, err
 	}
-	if args.Namespace == "" {
-		return Result{}, errors.New("namespace is required")
-	}
-	if err := t.k.ready(); err != nil {
-		return notConfigured(t.Name(), err.Error()), nil
+	if res, ok, err := t.k.namespaced(t.Name(), args.Namespace); !ok {
+		return res, err
 	}
 	pods, err := t.k.Pods(ctx, args.Namespace, args.Workload)
 	if err != nil {
@@ -394,11 +404,8 @@ func (t *KubeEvents) Run(ctx context.Context, raw json.RawMessage) (Result, erro
 	if err := decodeArgs(raw, &args); err != nil {
 		return Result{}, err
 	}
-	if args.Namespace == "" {
-		return Result{}, errors.New("namespace is required")
-	}
-	if err := t.k.ready(); err != nil {
-		return notConfigured(t.Name(), err.Error()), nil
+	if res, ok, err := t.k.namespaced(t.Name(), args.Namespace); !ok {
+		return res, err
 	}
 	events, err := t.k.Events(ctx, args.Namespace, args.Object, args.Warnings)
 	if err != nil {
