@@ -306,7 +306,9 @@ func Classify(t Target, err error) error {
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
-		if d := status.Status().Details; d != nil && d.Kind != "" {
+		// The server names the resource it refused; a subresource read
+		// (pods/log) keeps its own, more precise name.
+		if d := status.Status().Details; d != nil && d.Kind != "" && !strings.HasPrefix(t.Resource, d.Kind+"/") {
 			t.Resource, t.Group = d.Kind, d.Group
 		}
 	}
