@@ -111,7 +111,6 @@ func TestScale(t *testing.T) {
 	t.Cleanup(func() { _ = serve.Process.Kill(); _, _ = serve.Process.Wait() })
 	waitReady(t, "http://"+probe+"/readyz")
 
-	seedWorkload(t, ctx, c)
 	time.Sleep(5 * time.Second)
 	idle := rss(t, serve.Process.Pid)
 	fmt.Printf("\nlore serve RSS idle (empty API server): %.1f MiB\n\n", mib(idle))
@@ -135,17 +134,18 @@ func TestScale(t *testing.T) {
 	fmt.Println()
 }
 
-// seedWorkload is the incident's workload: a Deployment whose pod
-// crash-loops after a ConfigMap it reads was written.
-func seedWorkload(t *testing.T, ctx context.Context, c client.Client) {
-	labels := map[string]string{"app": "api"}
+// seedWorkload is one incident's workload: a Deployment whose pod
+// crash-loops after a ConfigMap it reads was written. Each size gets its
+// own, so each incident opens its own Investigation.
+func seedWorkload(t *testing.T, ctx context.Context, c client.Client, name string) {
+	labels := map[string]string{"app": name}
 	container := corev1.Container{Name: "api", Image: "ghcr.io/example/api:2.1.0",
-		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"}}}}}
-	must(t, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "api-config", Namespace: "payments"}, Data: map[string]string{"mode": "strict"}}))
-	must(t, c.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "payments"},
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name + "-config"}}}}}
+	must(t, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-config", Namespace: "payments"}, Data: map[string]string{"mode": "strict"}}))
+	must(t, c.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "payments"},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{container}}}}}))
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api-5f7d8c9b4-x2x9p", Namespace: "payments", Labels: labels},
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-5f7d8c9b4-x2x9p", Namespace: "payments", Labels: labels},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{container}}}
 	must(t, c.Create(ctx, pod))
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
@@ -228,16 +228,18 @@ func createOne(ctx context.Context, c client.Client, ns string, i int) error {
 	return nil
 }
 
-// investigate files an Incident for payments/api and waits for its
+// investigate files an Incident for a fresh crash-looping workload and waits for its
 // Investigation to finish; it returns the time from the Incident's creation
 // until the finished Investigation was seen (polled every 100 ms).
 func investigate(t *testing.T, ctx context.Context, c client.Client, i int) time.Duration {
+	workload := fmt.Sprintf("api-%d", i)
+	seedWorkload(t, ctx, c, workload)
 	now := time.Now()
 	began := time.Now()
 	inc := &runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i), Namespace: "payments"},
 		Spec: runlorev1.IncidentSpec{Source: runlorev1.SourceManual, Title: "api is crash looping", Severity: "critical",
 			Fingerprint: fmt.Sprintf("scale:%d", i), StartsAt: &metav1.Time{Time: now.Truncate(time.Second)},
-			Workload: &runlorev1.Workload{Namespace: "payments", Kind: "Deployment", Name: "api"}}}
+			Workload: &runlorev1.Workload{Namespace: "payments", Kind: "Deployment", Name: workload}}}
 	must(t, c.Create(ctx, inc))
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -245,7 +247,7 @@ func investigate(t *testing.T, ctx context.Context, c client.Client, i int) time
 		if err := c.Get(ctx, client.ObjectKeyFromObject(inc), &got); err == nil && got.Status.Investigation != "" {
 			var inv runlorev1.Investigation
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "payments", Name: got.Status.Investigation}, &inv); err == nil &&
-				inv.Status.Step == runlorev1.StepDone && inv.Status.StartedAt != nil && inv.Status.CompletedAt != nil {
+				inv.Spec.IncidentRef.Name == inc.Name && inv.Status.Step == runlorev1.StepDone && inv.Status.StartedAt != nil && inv.Status.CompletedAt != nil {
 				if inv.Status.Result == nil || len(inv.Status.Result.RootCauses) == 0 {
 					t.Errorf("investigation %d found no cause: %+v", i, inv.Status.Result)
 				}
