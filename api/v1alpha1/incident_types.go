@@ -179,7 +179,7 @@ type IncidentStatus struct {
 	// episode is the occurrence that opened the current episode: the
 	// latest occurrence, or an earlier one when the alert fired again inside
 	// the TriggerPolicy's dedupWindow of the one before, which keeps that
-	// episode's Investigation. 0 means the latest occurrence.
+	// episode's Investigation. 0: the source does not count episodes.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Episode int32 `json:"episode,omitempty"`

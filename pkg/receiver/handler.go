@@ -55,7 +55,7 @@ const (
 	DefaultRateBurst    = 200
 	// DefaultMaxQueuedAlerts bounds alerts admitted and not yet recorded,
 	// across requests.
-	DefaultMaxQueuedAlerts = 200
+	DefaultMaxQueuedAlerts = 100
 	// DefaultRecordTimeout bounds how long a request waits for its alerts
 	// to be recorded before it is answered 503.
 	DefaultRecordTimeout = 8 * time.Second

@@ -164,11 +164,14 @@ func EpisodeOf(st *runlorev1.IncidentStatus) int32 {
 // otherwise. It reports whether it cleared anything. The reconciler owns
 // both fields; the source only moves the episode on.
 func ClearStaleInvestigation(st *runlorev1.IncidentStatus) bool {
-	episode := EpisodeOf(st)
-	if st.Investigation == "" {
+	if st.Investigation == "" || st.Episode == 0 {
+		// No Investigation, or a source that does not count episodes (an
+		// Incident applied by hand, one written before episodes): nothing
+		// to tell apart.
 		st.EpisodeHandled = 0
 		return false
 	}
+	episode := st.Episode
 	if st.EpisodeHandled != 0 && st.EpisodeHandled != episode {
 		st.Investigation, st.CoalescedInto, st.EpisodeHandled = "", "", 0
 		return true
