@@ -35,7 +35,7 @@ func TestAutoPolicyStartsPausedUntilAnApproverResumes(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
-	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Stamps: testStamps})
 	p := &runlorev1.ActionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "auto", Namespace: ns},
 		Spec: runlorev1.ActionPolicySpec{Mode: runlorev1.ActionModeAuto, Approvers: runlorev1.Approvers{Groups: []string{"oncall"}}}}
 	g.Expect(k8sClient.Create(ctx, p)).To(Succeed())
@@ -54,7 +54,7 @@ func TestAutoPolicyStartsPausedUntilAnApproverResumes(t *testing.T) {
 	resume := func(value, user, groups string) {
 		cur := get(g)
 		patch := client.MergeFrom(cur.DeepCopy())
-		cur.Annotations = map[string]string{"runlore.io/resume": value, "runlore.io/resume-by": user, "runlore.io/resume-by-groups": groups}
+		cur.Annotations = stamped(cur, "runlore.io/resume", value, user, groups)
 		g.Expect(k8sClient.Patch(ctx, cur, patch)).To(Succeed())
 	}
 	resume("1", "bob", "developers")
