@@ -32,7 +32,7 @@ func TestTruncate(t *testing.T) {
 		{"exactly10!", 10, "exactly10!"},
 		{"a longer sentence", 10, "a longe..."},
 		{"héllo wörld", 8, "héll..."}, // é is 2 bytes: "héll" is 5
-		{"日本語のテキスト", 8, "日..."},     // each is 3 bytes: 5 left holds one
+		{"日本語のテキスト", 8, "日..."},       // each is 3 bytes: 5 left holds one
 		{"abcdef", 2, "ab"},
 	} {
 		if got := Truncate(tc.in, tc.n); got != tc.want {
