@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/action"
@@ -174,5 +175,6 @@ func validateActionPolicy(spec *runlorev1.ActionPolicySpec) string {
 
 // SetupWithManager registers the reconciler.
 func (r *ActionPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&runlorev1.ActionPolicy{}).Named("actionpolicy").Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).For(&runlorev1.ActionPolicy{}).Named("actionpolicy").
+		WithOptions(controller.Options{RateLimiter: backoff()}).Complete(r)
 }

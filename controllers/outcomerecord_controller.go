@@ -83,6 +83,18 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	before := rec.DeepCopy()
 	now := r.now()
+	if rec.Spec.Kind == runlorev1.OutcomeRecall && rec.Spec.EntryRef == nil {
+		// Terminal: a recall episode without its entry can never be
+		// credited. Not retried until the spec changes.
+		problem := "spec.entryRef is required for a recall episode"
+		markStalled(&rec.Status.Conditions, rec.Generation, runlorev1.InvalidSpecReason, problem)
+		rec.Status.ObservedGeneration = rec.Generation
+		if equality.Semantic.DeepEqual(before.Status, rec.Status) {
+			return ctrl.Result{}, nil
+		}
+		r.Recorder.Eventf(rec, nil, corev1.EventTypeWarning, runlorev1.InvalidSpecReason, "Validate", "%s", problem)
+		return ctrl.Result{}, r.Status().Patch(ctx, rec, client.MergeFrom(before))
+	}
 
 	inv := &runlorev1.Investigation{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.InvestigationRef.Name}, inv); err != nil {

@@ -77,6 +77,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
+	if err := setupConditionReconcilers(mgr, recorder); err != nil {
+		return err
+	}
 	if err := (&ActionPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Stamps: opts.Stamps, Now: time.Now}).SetupWithManager(mgr); err != nil {
 		return err

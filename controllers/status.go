@@ -17,8 +17,12 @@ limitations under the License.
 package controllers
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/textutil"
@@ -53,14 +57,25 @@ func markStalled(conds *[]metav1.Condition, gen int64, reason, msg string) {
 	meta.SetStatusCondition(conds, condition(runlorev1.ReadyCondition, metav1.ConditionFalse, gen, reason, msg))
 }
 
-// markReconciling records work under way: Reconciling=True and Ready=False
-// (Unknown when it was never decided).
+// markReconciling records work under way, or a failure that a retry may
+// fix: Reconciling=True and Ready=False with the same reason and message.
 func markReconciling(conds *[]metav1.Condition, gen int64, reason, msg string) {
 	meta.RemoveStatusCondition(conds, runlorev1.StalledCondition)
 	meta.SetStatusCondition(conds, condition(runlorev1.ReconcilingCondition, metav1.ConditionTrue, gen, reason, msg))
-	ready := metav1.ConditionFalse
-	if meta.FindStatusCondition(*conds, runlorev1.ReadyCondition) == nil {
-		ready = metav1.ConditionUnknown
-	}
-	meta.SetStatusCondition(conds, condition(runlorev1.ReadyCondition, ready, gen, reason, msg))
+	meta.SetStatusCondition(conds, condition(runlorev1.ReadyCondition, metav1.ConditionFalse, gen, reason, msg))
+}
+
+// backoff is the retry schedule of a reconcile that returned an error:
+// exponential from a second to ten minutes per object, each delay spread by
+// up to a tenth so that objects failing together do not retry together.
+func backoff() workqueue.TypedRateLimiter[reconcile.Request] {
+	return jittered{workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Minute)}
+}
+
+type jittered struct {
+	workqueue.TypedRateLimiter[reconcile.Request]
+}
+
+func (j jittered) When(item reconcile.Request) time.Duration {
+	return jitter(j.TypedRateLimiter.When(item))
 }
