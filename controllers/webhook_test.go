@@ -29,11 +29,8 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
@@ -74,24 +71,11 @@ func withWebhook(t *testing.T, ns string) *envtest.WebhookInstallOptions {
 // both with the stamp key of opts.Stamps.
 func startManagerWithWebhook(t *testing.T, ns string, wo *envtest.WebhookInstallOptions, opts Options) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, Cache: cacheFor(ns),
-		WebhookServer: webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
+	server := webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir})
+	runManager(t, ns, opts, server, func(mgr ctrl.Manager) {
+		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{Handler: &admission.Handler{
+			Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), ns), Signer: opts.Stamps}})
 	})
-	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{Handler: &admission.Handler{
-		Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), ns), Signer: opts.Stamps}})
-	NewWithT(t).Expect(Setup(mgr, opts)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // kubectlAs runs the kubectl built beside the API server as a user.

@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
@@ -327,9 +328,4 @@ func (c *Collector) credentials(ctx context.Context, ns, url string) (transport.
 	return nil, nil
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+func clip(s string, n int) string { return textutil.Truncate(s, n) }

@@ -36,6 +36,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/runlore/runlore/pkg/gitauth"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // fetchRefSpecs mirror every branch and tag, so any deployed revision that is
@@ -213,9 +214,7 @@ func (m *Mirror) FirstParent(ctx context.Context, h plumbing.Hash) (plumbing.Has
 
 func infoOf(c *object.Commit) CommitInfo {
 	msg := strings.TrimSpace(c.Message)
-	if len(msg) > 500 {
-		msg = msg[:500] + "..."
-	}
+	msg = textutil.Truncate(msg, 500)
 	return CommitInfo{Hash: c.Hash.String(), Author: c.Author.Name, When: c.Author.When, Message: msg}
 }
 
