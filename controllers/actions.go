@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -219,12 +220,17 @@ func (a *Actions) reader() client.Reader {
 	return a.Client
 }
 
+// policyRetry spaces the retries of a conflicting policy status write: every
+// Investigation of a namespace may write at once, though a write only
+// happens when a count moves.
+var policyRetry = wait.Backoff{Steps: 8, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: 2 * time.Second}
+
 // updatePolicyStatus reads the policy from reader (live: the API server,
 // not the cache), lets change edit its effective status, and writes the
 // status guarded by the resourceVersion read, retrying on conflict.
 func updatePolicyStatus(ctx context.Context, reader client.Reader, writer client.Client, key client.ObjectKey, now time.Time,
 	change func(*runlorev1.ActionPolicy, *runlorev1.ActionPolicyStatus) (bool, error)) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.RetryOnConflict(policyRetry, func() error {
 		p := &runlorev1.ActionPolicy{}
 		if err := reader.Get(ctx, key, p); err != nil {
 			return err

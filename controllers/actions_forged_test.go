@@ -25,6 +25,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -143,4 +144,32 @@ func TestForgedApprovalIsRefusedWithoutTheWebhook(t *testing.T) {
 		g.Expect(a.DecidedBy).To(BeEmpty())
 		g.Expect(f.eventReasons(g)).To(ContainElement("AnswerRefused"))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
+}
+
+// TestVotesWithoutAProofAreNotCounted: with the webhook off, feedback and a
+// hand-written vote record are not counted; the OutcomeRecord and an Event
+// say why.
+func TestVotesWithoutAProofAreNotCounted(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, true, nil)})
+	entry := &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: "payments-api-oom", Namespace: ns},
+		Spec: runlorev1.KnowledgeEntrySpec{Path: "payments/api-oom.md", Type: "Incident", Resource: ns + "/api"}}
+	g.Expect(k8sClient.Create(ctx, entry)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+	rec := &runlorev1.OutcomeRecord{}
+	g.Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, rec) }, eventually).Should(Succeed())
+
+	f := &approvalFixture{ns: ns}
+	f.annotate(g, map[string]string{runlorev1.FeedbackAnnotation: "up", "runlore.io/votes": `{"alice":"up","bob":"up"}`})
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), rec)).To(Succeed())
+		c := apimeta.FindStatusCondition(rec.Status.Conditions, "VotesCounted")
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Message).To(ContainSubstring("votes need the admission webhook; see docs/security.md"))
+		g.Expect(f.eventReasons(g)).To(ContainElement("VotesIgnored"))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+	g.Expect(rec.Status.Votes).To(BeEmpty(), "no vote is counted")
 }

@@ -104,8 +104,12 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		inv = nil
 	}
 	if inv != nil {
-		if problem := castVotes(r.Stamps, rec, inv, now); problem != "" {
+		problem := castVotes(r.Stamps, rec, inv, now)
+		if problem != "" {
 			r.Recorder.Eventf(inv, nil, corev1.EventTypeWarning, "VotesIgnored", "Vote", "%s", problem)
+			meta.SetStatusCondition(&rec.Status.Conditions, condition(votesCondition, metav1.ConditionFalse, rec.Generation, "VotesIgnored", problem))
+		} else {
+			meta.RemoveStatusCondition(&rec.Status.Conditions, votesCondition)
 		}
 	}
 	var requeue time.Duration
@@ -142,10 +146,18 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
+// votesCondition is False on an OutcomeRecord whose Investigation carries
+// votes or feedback that could not be counted, with the reason.
+const votesCondition = "VotesCounted"
+
 // castVotes copies the live votes the admission webhook recorded, and
 // proved, on the Investigation into the episode, one per user. A vote record
 // that does not verify or parse is not counted, and the reason is returned.
 func castVotes(stamps *admission.Signer, rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation, now time.Time) string {
+	if fb := inv.Annotations[runlorev1.FeedbackAnnotation]; fb != "" && stamps == nil {
+		return fmt.Sprintf("%s=%s on Investigation %s not counted: votes need the admission webhook; see docs/security.md",
+			runlorev1.FeedbackAnnotation, textutil.Truncate(fb, 16), inv.Name)
+	}
 	votes, err := stamps.VerifiedVotes(string(inv.UID), inv.Annotations)
 	if err != nil {
 		return textutil.Truncate(fmt.Sprintf("votes on Investigation %s not counted: %v", inv.Name, err), 1024)
