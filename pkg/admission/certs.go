@@ -71,7 +71,9 @@ type CertRotator struct {
 	Validity time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Interval between checks when run as a Runnable; an hour when zero.
+	// Interval between checks when run as a Runnable; five minutes when
+	// zero, so a Secret or caBundle overwritten by a re-render is repaired
+	// soon.
 	Interval time.Duration
 }
 
@@ -290,7 +292,7 @@ func (r *CertRotator) inject(ctx context.Context, bundle []byte) error {
 func (r *CertRotator) Start(ctx context.Context) error {
 	interval := r.Interval
 	if interval <= 0 {
-		interval = time.Hour
+		interval = 5 * time.Minute
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
