@@ -22,6 +22,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,7 +36,7 @@ func TestAutoPolicyStartsPausedUntilAnApproverResumes(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
-	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Stamps: testStamps})
 	p := &runlorev1.ActionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "auto", Namespace: ns},
 		Spec: runlorev1.ActionPolicySpec{Mode: runlorev1.ActionModeAuto, Approvers: runlorev1.Approvers{Groups: []string{"oncall"}}}}
 	g.Expect(k8sClient.Create(ctx, p)).To(Succeed())
@@ -54,13 +55,15 @@ func TestAutoPolicyStartsPausedUntilAnApproverResumes(t *testing.T) {
 	resume := func(value, user, groups string) {
 		cur := get(g)
 		patch := client.MergeFrom(cur.DeepCopy())
-		cur.Annotations = map[string]string{"runlore.io/resume": value, "runlore.io/resume-by": user, "runlore.io/resume-by-groups": groups}
+		cur.Annotations = stamped(cur, "runlore.io/resume", value, user, groups)
 		g.Expect(k8sClient.Patch(ctx, cur, patch)).To(Succeed())
 	}
 	resume("1", "bob", "developers")
 	g.Eventually(func(g Gomega) { g.Expect(get(g).Status.ResumeHandled).To(Equal("1")) }, eventually, 100*time.Millisecond).Should(Succeed())
 	g.Expect(get(g).Status.Paused).To(BeTrue(), "a non-approver cannot resume")
 
+	// A second genuine resume, kept to be replayed later.
+	replay := stamped(get(g), "runlore.io/resume", "1b", "alice", "oncall")
 	resume("2", "alice", "oncall")
 	g.Eventually(func(g Gomega) {
 		st := get(g).Status
@@ -77,5 +80,23 @@ func TestAutoPolicyStartsPausedUntilAnApproverResumes(t *testing.T) {
 		st := get(g).Status
 		g.Expect(st.Paused).To(BeTrue())
 		g.Expect(st.ResumedBy).To(BeEmpty())
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+
+	// The kill switch goes off again; an old, genuine resume written back
+	// by hand is refused: it was given at an earlier generation.
+	cur = get(g)
+	cur.Spec.Paused = false
+	g.Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+	cur = get(g)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Annotations = replay
+	g.Expect(k8sClient.Patch(ctx, cur, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		p := get(g)
+		g.Expect(p.Status.ResumeHandled).To(Equal("1b"))
+		g.Expect(p.Status.Paused).To(BeTrue(), "a replayed resume does not resume")
+		c := meta.FindStatusCondition(p.Status.Conditions, "Paused")
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Message).To(ContainSubstring("the spec has changed since"))
 	}, eventually, 100*time.Millisecond).Should(Succeed())
 }

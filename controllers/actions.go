@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,12 +26,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/admission"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Actions walks a finished Investigation's suggested actions up the
@@ -46,11 +48,25 @@ type Actions struct {
 	Executor *action.Executor
 	// OperatorNamespace holds ActionPolicies that apply everywhere.
 	OperatorNamespace string
-	Now               func() time.Time
+	// APIReader reads the policy live for its counters and kill switch; the
+	// client's reader when nil.
+	APIReader client.Reader
+	// Stamps verifies the admission webhook's proof on an answer; nil means
+	// the webhook is off, and every answer is refused.
+	Stamps *admission.Signer
+	Now    func() time.Time
 }
 
 // Reconcile updates inv's actions in place and the policy's status on the
 // API server; it returns when to look again (an approval timing out).
+//
+// The policy's counters (the rate window, fatigue) are shared by every
+// Investigation the policy covers, and several are reconciled at once: they
+// are never written from the cache. An execution first reserves its slot in
+// the rate window with a compare-and-swap on the live policy (an update
+// guarded by its resourceVersion, retried on conflict), which also reads
+// the kill switch live; the other counters are folded into the live status
+// the same way once the actions are decided.
 func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) (time.Duration, error) {
 	if inv.Status.Result == nil || len(inv.Status.Result.SuggestedActions) == 0 {
 		return 0, nil
@@ -60,11 +76,12 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 	if err != nil {
 		return 0, err
 	}
-	var st, before runlorev1.ActionPolicyStatus
+	var st runlorev1.ActionPolicyStatus
 	if policy != nil {
-		before = *policy.Status.DeepCopy()
 		st = action.ObservePolicy(policy, now)
 	}
+	// pending are the counter updates to fold into the live status.
+	var pending []func(*runlorev1.ActionPolicy, *runlorev1.ActionPolicyStatus)
 	var requeue time.Duration
 	for i := range inv.Status.Result.SuggestedActions {
 		act := &inv.Status.Result.SuggestedActions[i]
@@ -74,7 +91,7 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 			return 0, err
 		}
 		d := action.Derive(act.Op, act.Target, live, act.Revert)
-		decision := decisionFor(inv.Annotations, act.ID, now)
+		decision, refusal := decisionFor(a.Stamps, inv, act.ID, now)
 		req := action.Request{Action: *act, Derivation: d, Confidence: inv.Status.Confidence,
 			ProposedAt: action.ProposedAt(act, now), Decision: decision}
 		if live != nil {
@@ -84,23 +101,46 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 		key := action.Key(act.Op, act.Target)
 		if policy != nil && v.Expired {
 			st = action.RecordExpiry(&policy.Spec, st, key, now)
+			pending = append(pending, func(p *runlorev1.ActionPolicy, s *runlorev1.ActionPolicyStatus) {
+				*s = action.RecordExpiry(&p.Spec, *s, key, now)
+			})
 		}
 		if policy != nil && decision != nil {
 			st = action.RecordAnswer(st, key)
+			pending = append(pending, func(_ *runlorev1.ActionPolicy, s *runlorev1.ActionPolicyStatus) {
+				*s = action.RecordAnswer(*s, key)
+			})
 		}
 		if v.Execute {
-			out, err := a.Executor.Execute(ctx, action.Attempt{
-				Key: string(inv.UID) + "/" + act.ID, Investigation: inv.Namespace + "/" + inv.Name,
-				Policy: policy, PolicyStatus: st, Request: req,
-			})
+			livePolicy, liveStatus, verdict, err := a.reserve(ctx, policy, req, now)
 			if err != nil {
 				return 0, err
 			}
-			v.State, v.Reason = out.State, out.Reason
-			if out.Patched {
-				st = action.RecordExecution(&policy.Spec, st, v.Actor == action.ActorAuto, now)
-				a.Recorder.Eventf(inv, nil, corev1.EventTypeNormal, "ActionExecuted", string(act.Op),
-					"%s %s %s/%s (approved by %s)", act.Op, act.Target.Kind, act.Target.Namespace, act.Target.Name, v.Actor)
+			v = verdict
+			if v.Execute {
+				out, err := a.Executor.Execute(ctx, action.Attempt{
+					Key: string(inv.UID) + "/" + act.ID, Investigation: inv.Namespace + "/" + inv.Name,
+					Policy: livePolicy, PolicyStatus: liveStatus, Request: req,
+				})
+				if err != nil {
+					return 0, err
+				}
+				v.State, v.Reason = out.State, out.Reason
+				if out.Patched {
+					if v.Actor != action.ActorAuto { // auto's execution was counted when reserved
+						pending = append(pending, func(p *runlorev1.ActionPolicy, s *runlorev1.ActionPolicyStatus) {
+							*s = action.RecordExecution(&p.Spec, *s, false, now)
+						})
+					}
+					a.Recorder.Eventf(inv, nil, corev1.EventTypeNormal, "ActionExecuted", string(act.Op),
+						"%s %s %s/%s (approved by %s)", act.Op, act.Target.Kind, act.Target.Namespace, act.Target.Name, v.Actor)
+				}
+			}
+		}
+		if refusal != "" && !action.Terminal(act.State) {
+			v.Reason = textutil.Truncate(refusal+"; "+v.Reason, maxStateReason)
+			if act.StateReason != v.Reason {
+				a.Recorder.Eventf(inv, nil, corev1.EventTypeWarning, "AnswerRefused", "Approve", "%s", refusal)
 			}
 		}
 		previous := act.State
@@ -119,14 +159,95 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 			}
 		}
 	}
-	if policy != nil && !equality.Semantic.DeepEqual(before, st) {
-		patch := client.MergeFrom(policy.DeepCopy())
-		policy.Status = st
-		if err := a.Client.Status().Patch(ctx, policy, patch); err != nil {
+	if policy != nil && len(pending) > 0 {
+		err := a.updatePolicyStatus(ctx, client.ObjectKeyFromObject(policy), now, func(p *runlorev1.ActionPolicy, s *runlorev1.ActionPolicyStatus) (bool, error) {
+			for _, f := range pending {
+				f(p, s)
+			}
+			return true, nil
+		})
+		if err != nil {
 			return 0, fmt.Errorf("recording ActionPolicy %s status: %w", policy.Name, err)
 		}
 	}
 	return requeue, nil
+}
+
+// reserve re-reads the policy live (the kill switch and the counters as
+// they stand, not as the cache last saw them) and evaluates the action
+// against it; an auto execution that still passes takes its slot in the
+// rate window with a compare-and-swap, so concurrent reconciles never run
+// more than the limit. It returns the live policy and the status as it was
+// before the slot was taken, which is what the executor re-checks against.
+// A reserved slot whose execution then writes nothing stays counted: the
+// limit errs toward fewer runs.
+func (a *Actions) reserve(ctx context.Context, cached *runlorev1.ActionPolicy, req action.Request, now time.Time) (*runlorev1.ActionPolicy, runlorev1.ActionPolicyStatus, action.Verdict, error) {
+	var livePolicy *runlorev1.ActionPolicy
+	var before runlorev1.ActionPolicyStatus
+	var v action.Verdict
+	err := a.updatePolicyStatus(ctx, client.ObjectKeyFromObject(cached), now, func(p *runlorev1.ActionPolicy, s *runlorev1.ActionPolicyStatus) (bool, error) {
+		livePolicy, before = p.DeepCopy(), *s.DeepCopy()
+		v = action.Evaluate(p, *s, req, now)
+		if !v.Execute || v.Actor != action.ActorAuto {
+			return false, nil // nothing to count: a human's approval is outside the rate window
+		}
+		*s = action.RecordExecution(&p.Spec, *s, true, now)
+		return true, nil
+	})
+	if apierrors.IsNotFound(err) {
+		v = action.Evaluate(nil, runlorev1.ActionPolicyStatus{}, req, now)
+		return nil, runlorev1.ActionPolicyStatus{}, v, nil
+	}
+	if err != nil {
+		return nil, before, v, fmt.Errorf("reserving an execution under ActionPolicy %s: %w", cached.Name, err)
+	}
+	return livePolicy, before, v, nil
+}
+
+// updatePolicyStatus applies change to the live policy's effective status
+// and writes it with the resourceVersion it read, retrying on conflict: two
+// writers never both act on the same count. change reports whether to
+// write.
+func (a *Actions) updatePolicyStatus(ctx context.Context, key client.ObjectKey, now time.Time,
+	change func(*runlorev1.ActionPolicy, *runlorev1.ActionPolicyStatus) (bool, error)) error {
+	return updatePolicyStatus(ctx, a.reader(), a.Client, key, now, change)
+}
+
+func (a *Actions) reader() client.Reader {
+	if a.APIReader != nil {
+		return a.APIReader
+	}
+	return a.Client
+}
+
+// policyRetry spaces the retries of a conflicting policy status write: every
+// Investigation of a namespace may write at once, though a write only
+// happens when a count moves.
+var policyRetry = wait.Backoff{Steps: 8, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: 2 * time.Second}
+
+// updatePolicyStatus reads the policy from reader (live: the API server,
+// not the cache), lets change edit its effective status, and writes the
+// status guarded by the resourceVersion read, retrying on conflict.
+func updatePolicyStatus(ctx context.Context, reader client.Reader, writer client.Client, key client.ObjectKey, now time.Time,
+	change func(*runlorev1.ActionPolicy, *runlorev1.ActionPolicyStatus) (bool, error)) error {
+	return retry.RetryOnConflict(policyRetry, func() error {
+		p := &runlorev1.ActionPolicy{}
+		if err := reader.Get(ctx, key, p); err != nil {
+			return err
+		}
+		st := action.ObservePolicy(p, now)
+		write, err := change(p, &st)
+		if err != nil || !write {
+			return err
+		}
+		if equality.Semantic.DeepEqual(p.Status, st) {
+			return nil
+		}
+		p.Status = st
+		// Update carries p's resourceVersion: a write since the read is a
+		// conflict, and the change is recomputed from the new state.
+		return writer.Status().Update(ctx, p)
+	})
 }
 
 func (a *Actions) policy(ctx context.Context, namespace, environment string) (*runlorev1.ActionPolicy, error) {
@@ -159,22 +280,32 @@ func (a *Actions) live(ctx context.Context, t runlorev1.ObjectReference) (*unstr
 	return u, nil
 }
 
+// maxStateReason is a suggested action's stateReason MaxLength.
+const maxStateReason = 1024
+
 // decisionFor reads a human's answer to one action from the annotations,
-// attributed to the user the admission webhook stamped; an answer without
-// a stamp (no webhook) is attributed to no one and approves nothing.
-func decisionFor(ann map[string]string, id string, now time.Time) *action.Decision {
+// honoured only when the admission webhook's proof over it verifies: the
+// proof binds the Investigation's UID, the verb, the action id and the
+// deciding user and groups, so an answer typed in by hand, or copied from
+// another object, is refused, with the reason as the second result. The
+// answer's time is the time the webhook stamped, never later than now.
+func decisionFor(stamps *admission.Signer, inv *runlorev1.Investigation, id string, now time.Time) (*action.Decision, string) {
 	for _, verb := range []struct {
 		key     string
 		approve bool
 	}{{runlorev1.RejectAnnotation, false}, {runlorev1.ApproveAnnotation, true}} {
-		if ann[verb.key] != id {
+		if inv.Annotations[verb.key] != id {
 			continue
 		}
-		by := action.Identity{User: ann[verb.key+admission.StampSuffix]}
-		if g := ann[verb.key+admission.GroupsSuffix]; g != "" {
-			by.Groups = strings.Split(g, ",")
+		att, err := stamps.Verify(string(inv.UID), inv.Annotations, verb.key)
+		if err != nil {
+			return nil, fmt.Sprintf("%s=%s refused: %v", verb.key, id, err)
 		}
-		return &action.Decision{Approve: verb.approve, By: by, At: now}
+		at := att.At
+		if at.After(now) {
+			at = now
+		}
+		return &action.Decision{Approve: verb.approve, By: att.By, At: at}, ""
 	}
-	return nil
+	return nil, ""
 }

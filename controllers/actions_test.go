@@ -67,7 +67,7 @@ func TestApproveModeEndToEnd(t *testing.T) {
 			Reversible: false, BlastRadius: runlorev1.BlastCluster}} // a model's claims, overwritten server-side
 		return nil
 	})
-	startManagerWith(t, ns, Options{Steps: steps, AuditLog: log})
+	startManagerWith(t, ns, Options{Steps: steps, AuditLog: log, Stamps: testStamps})
 	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
 
 	actionOf := func(g Gomega) runlorev1.SuggestedAction {
@@ -84,8 +84,9 @@ func TestApproveModeEndToEnd(t *testing.T) {
 		g.Expect(a.Mode).To(Equal(runlorev1.ActionModeApprove))
 	}, eventually, 100*time.Millisecond).Should(Succeed())
 
-	annotate := func(kv map[string]string) {
+	annotate := func(verb, value, user string) {
 		inv := getInvestigation(g, ns, "inc-1")
+		kv := stamped(inv, verb, value, user)
 		patch := client.MergeFrom(inv.DeepCopy())
 		if inv.Annotations == nil {
 			inv.Annotations = map[string]string{}
@@ -96,7 +97,7 @@ func TestApproveModeEndToEnd(t *testing.T) {
 		g.Expect(k8sClient.Patch(ctx, inv, patch)).To(Succeed())
 	}
 	// A user outside the approvers (as the webhook stamped them) is ignored.
-	annotate(map[string]string{runlorev1.ApproveAnnotation: "suspend-apps", "runlore.io/approve-by": "bob"})
+	annotate(runlorev1.ApproveAnnotation, "suspend-apps", "bob")
 	g.Consistently(func(g Gomega) {
 		g.Expect(actionOf(g).State).To(Equal(runlorev1.ActionPendingApproval))
 		live := &kustomizev1.Kustomization{}
@@ -104,7 +105,7 @@ func TestApproveModeEndToEnd(t *testing.T) {
 		g.Expect(live.Spec.Suspend).To(BeFalse())
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
 
-	annotate(map[string]string{runlorev1.ApproveAnnotation: "suspend-apps", "runlore.io/approve-by": "alice"})
+	annotate(runlorev1.ApproveAnnotation, "suspend-apps", "alice")
 	g.Eventually(func(g Gomega) {
 		a := actionOf(g)
 		g.Expect(a.State).To(Equal(runlorev1.ActionExecuted), a.StateReason)

@@ -99,7 +99,7 @@ func permanentSyncFailure(kc *runlorev1.KnowledgeCatalog) bool {
 		return false
 	}
 	switch c.Reason {
-	case reasonAuthFailed, reasonRefNotFound, reasonPathNotFound, reasonRepositoryNotFound:
+	case reasonAuthFailed, reasonRefNotFound, reasonPathNotFound, reasonRepositoryNotFound, runlorev1.InvalidSpecReason:
 		return true
 	}
 	return false

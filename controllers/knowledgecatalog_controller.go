@@ -37,8 +37,8 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/catalog"
-	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/recall"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // catalogFinalizer lets a deleted KnowledgeCatalog leave the shared index.
@@ -88,39 +88,55 @@ func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, nil
 	}
 	before := kc.DeepCopy()
+	if problem := validateCatalog(&kc.Spec); problem != "" {
+		// Terminal: no retry can fix the spec, so nothing is requeued; the
+		// next change to it is reconciled.
+		markStalled(&kc.Status.Conditions, kc.Generation, runlorev1.InvalidSpecReason, problem)
+		kc.Status.ObservedGeneration = kc.Generation
+		if r.Leader() {
+			if !equality.Semantic.DeepEqual(before.Status, kc.Status) {
+				r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, runlorev1.InvalidSpecReason, "Validate", "%s", problem)
+				return ctrl.Result{}, r.Status().Patch(ctx, kc, client.MergeFrom(before))
+			}
+		}
+		return ctrl.Result{}, nil
+	}
 	res, err := r.sync(ctx, kc, key)
 	now := metav1.Now()
 	kc.Status.LastSyncedAt = &now
-	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&kc.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason,
-			Message: phase.Truncate(msg, 1024), ObservedGeneration: kc.Generation})
-	}
+	kc.Status.ObservedGeneration = kc.Generation
 	if err != nil {
+		// Transient: the source, its credentials or the network may
+		// recover. Reconciling says so; the error goes back to
+		// controller-runtime, whose jittered backoff retries it and whose
+		// metrics count it.
 		reason := syncFailureReason(err)
-		set(runlorev1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
+		markReconciling(&kc.Status.Conditions, kc.Generation, reason, err.Error())
 		if r.Leader() {
-			r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, reason, "Sync", "%s", phase.Truncate(err.Error(), 512))
+			r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, reason, "Sync", "%s", textutil.Truncate(err.Error(), 512))
+			if !equality.Semantic.DeepEqual(before.Status, kc.Status) {
+				if perr := r.Status().Patch(ctx, kc, client.MergeFrom(before)); perr != nil {
+					return ctrl.Result{}, errors.Join(err, perr)
+				}
+			}
 		}
-	} else {
-		if res.Changed {
-			kc.Status.LastIndexedAt = &now
-		}
-		kc.Status.Revision, kc.Status.Entries, kc.Status.Invalid = res.Revision, int32(res.Entries), int32(res.Invalid)
-		msg := fmt.Sprintf("%d entries indexed at %s", res.Entries, res.Revision)
-		if res.Invalid > 0 {
-			msg += fmt.Sprintf("; %d invalid files skipped (lore catalog validate names them)", res.Invalid)
-		}
-		set(runlorev1.IndexedCondition, metav1.ConditionTrue, runlorev1.SucceededReason, msg)
-		set(runlorev1.ReadyCondition, metav1.ConditionTrue, runlorev1.SucceededReason, msg)
-		kc.Status.ObservedGeneration = kc.Generation
+		return ctrl.Result{}, err
 	}
+	if res.Changed {
+		kc.Status.LastIndexedAt = &now
+	}
+	kc.Status.Revision, kc.Status.Entries, kc.Status.Invalid = res.Revision, int32(res.Entries), int32(res.Invalid)
+	msg := fmt.Sprintf("%d entries indexed at %s", res.Entries, res.Revision)
+	if res.Invalid > 0 {
+		msg += fmt.Sprintf("; %d invalid files skipped (lore catalog validate names them)", res.Invalid)
+	}
+	meta.SetStatusCondition(&kc.Status.Conditions, condition(runlorev1.IndexedCondition, metav1.ConditionTrue, kc.Generation, runlorev1.SucceededReason, msg))
+	markReady(&kc.Status.Conditions, kc.Generation, runlorev1.SucceededReason, msg)
 	if !r.Leader() {
 		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
 	}
-	if err == nil {
-		if err := syncMirrors(ctx, r.Client, r.Syncer.Index, key, kc.Namespace, kc.Name, res.Revision, kc); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := syncMirrors(ctx, r.Client, r.Syncer.Index, key, kc.Namespace, kc.Name, res.Revision, kc); err != nil {
+		return ctrl.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(before.Status, kc.Status) {
 		if err := r.Status().Patch(ctx, kc, client.MergeFrom(before)); err != nil {
@@ -128,6 +144,21 @@ func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}
 	return ctrl.Result{RequeueAfter: jitter(interval)}, nil
+}
+
+// validateCatalog names what in spec no retry can fix, or returns "".
+func validateCatalog(spec *runlorev1.KnowledgeCatalogSpec) string {
+	switch {
+	case spec.Git == nil && spec.SourceRef == nil:
+		return "spec: one of git or sourceRef is required"
+	case spec.Git != nil && spec.SourceRef != nil:
+		return "spec: set one of git or sourceRef, not both"
+	case spec.Git != nil && spec.Git.URL == "":
+		return "spec.git.url is required"
+	case spec.SourceRef != nil && spec.SourceRef.Kind != sourcev1.GitRepositoryKind && spec.SourceRef.Kind != sourcev1.OCIRepositoryKind:
+		return fmt.Sprintf("spec.sourceRef.kind %q is not supported yet; use GitRepository or OCIRepository", spec.SourceRef.Kind)
+	}
+	return ""
 }
 
 // sync turns the spec into a SyncSpec and runs it.
@@ -292,7 +323,7 @@ func setMirrorPhase(ctx context.Context, c client.Client, ke *runlorev1.Knowledg
 func (r *KnowledgeCatalogReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&runlorev1.KnowledgeCatalog{}).
-		WithOptions(controller.Options{NeedLeaderElection: ptrTo(false)}).
+		WithOptions(controller.Options{NeedLeaderElection: ptrTo(false), RateLimiter: backoff()}).
 		Named("knowledgecatalog").
 		Complete(r)
 }

@@ -36,6 +36,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/outcome"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Defaults of the outcome loop.
@@ -64,6 +65,9 @@ const (
 type OutcomeRecordReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// Stamps verifies the webhook's proof on an Investigation's votes; nil
+	// means the webhook is off and votes are not counted.
+	Stamps *admission.Signer
 	// SustainedClear and UnresolvedHorizon default to the package defaults.
 	SustainedClear, UnresolvedHorizon time.Duration
 	// Retain bounds the OutcomeRecords kept per entry; DefaultRetain when 0.
@@ -79,6 +83,18 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	before := rec.DeepCopy()
 	now := r.now()
+	if rec.Spec.Kind == runlorev1.OutcomeRecall && rec.Spec.EntryRef == nil {
+		// Terminal: a recall episode without its entry can never be
+		// credited. Not retried until the spec changes.
+		problem := "spec.entryRef is required for a recall episode"
+		markStalled(&rec.Status.Conditions, rec.Generation, runlorev1.InvalidSpecReason, problem)
+		rec.Status.ObservedGeneration = rec.Generation
+		if equality.Semantic.DeepEqual(before.Status, rec.Status) {
+			return ctrl.Result{}, nil
+		}
+		r.Recorder.Eventf(rec, nil, corev1.EventTypeWarning, runlorev1.InvalidSpecReason, "Validate", "%s", problem)
+		return ctrl.Result{}, r.Status().Patch(ctx, rec, client.MergeFrom(before))
+	}
 
 	inv := &runlorev1.Investigation{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.InvestigationRef.Name}, inv); err != nil {
@@ -88,7 +104,13 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		inv = nil
 	}
 	if inv != nil {
-		castVotes(rec, inv, now)
+		problem := castVotes(r.Stamps, rec, inv, now)
+		if problem != "" {
+			r.Recorder.Eventf(inv, nil, corev1.EventTypeWarning, "VotesIgnored", "Vote", "%s", problem)
+			meta.SetStatusCondition(&rec.Status.Conditions, condition(votesCondition, metav1.ConditionFalse, rec.Generation, "VotesIgnored", problem))
+		} else {
+			meta.RemoveStatusCondition(&rec.Status.Conditions, votesCondition)
+		}
 	}
 	var requeue time.Duration
 	if rec.Status.ClosedAt == nil {
@@ -124,12 +146,21 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// castVotes copies the live votes the admission webhook recorded on the
-// Investigation into the episode, one per user.
-func castVotes(rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation, now time.Time) {
-	votes, err := admission.Votes(inv.Annotations)
+// votesCondition is False on an OutcomeRecord whose Investigation carries
+// votes or feedback that could not be counted, with the reason.
+const votesCondition = "VotesCounted"
+
+// castVotes copies the live votes the admission webhook recorded, and
+// proved, on the Investigation into the episode, one per user. A vote record
+// that does not verify or parse is not counted, and the reason is returned.
+func castVotes(stamps *admission.Signer, rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation, now time.Time) string {
+	if fb := inv.Annotations[runlorev1.FeedbackAnnotation]; fb != "" && stamps == nil {
+		return fmt.Sprintf("%s=%s on Investigation %s not counted: votes need the admission webhook; see docs/security.md",
+			runlorev1.FeedbackAnnotation, textutil.Truncate(fb, 16), inv.Name)
+	}
+	votes, err := stamps.VerifiedVotes(string(inv.UID), inv.Annotations)
 	if err != nil {
-		return
+		return textutil.Truncate(fmt.Sprintf("votes on Investigation %s not counted: %v", inv.Name, err), 1024)
 	}
 	users := make([]string, 0, len(votes))
 	for u := range votes {
@@ -144,6 +175,7 @@ func castVotes(rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation, now t
 	if len(rec.Status.Votes) > 0 {
 		rec.Status.VotesSummary = outcome.VotesSummary(rec.Status.Votes)
 	}
+	return ""
 }
 
 // settle applies the sustained-clear rule: the episode resolves once the

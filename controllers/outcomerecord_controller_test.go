@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/admission"
 )
 
 // TestOutcomeLoop follows a recalled answer's episode: votes on the answer
@@ -39,7 +38,7 @@ func TestOutcomeLoop(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
 	const window = 3 * time.Second
-	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, true, nil), SustainedClear: window})
+	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, true, nil), SustainedClear: window, Stamps: testStamps})
 	entry := &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: "payments-api-oom", Namespace: ns},
 		Spec: runlorev1.KnowledgeEntrySpec{Path: "payments/api-oom.md", Type: "Incident", Resource: ns + "/api"}}
 	g.Expect(k8sClient.Create(ctx, entry)).To(Succeed())
@@ -67,7 +66,7 @@ func TestOutcomeLoop(t *testing.T) {
 	inv := &runlorev1.Investigation{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, inv)).To(Succeed())
 	patch := client.MergeFrom(inv.DeepCopy())
-	inv.Annotations = map[string]string{admission.VotesAnnotation: `{"alice":"up","bob":"down"}`}
+	inv.Annotations = stampedVotes(inv, `{"alice":"up","bob":"down"}`)
 	g.Expect(k8sClient.Patch(ctx, inv, patch)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(record(g).Status.VotesSummary).To(Equal("+1/-1"))

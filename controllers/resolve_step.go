@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +31,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/redact"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // DeliveryAnnotation on an OutcomeRecord records the delivery of its
@@ -115,7 +115,7 @@ func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *
 		s.recordDelivery(ctx, rec, "failed: "+err.Error())
 		return nil
 	}
-	summary := clipRunes(msg.Summary(), 240)
+	summary := textutil.Runes(msg.Summary(), 240)
 	if s.Recorder != nil {
 		s.Recorder.Eventf(inc, inv, corev1.EventTypeNormal, "FindingDelivered", "Resolve", "%s", summary)
 		s.Recorder.Eventf(inv, inc, corev1.EventTypeNormal, "FindingDelivered", "Resolve", "%s", summary)
@@ -131,7 +131,7 @@ func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *
 	sendCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := s.Notifier.Notify(sendCtx, msg); err != nil {
-		reason := clipRunes(redact.String(err.Error()), 400)
+		reason := textutil.Runes(redact.String(err.Error()), 400)
 		logger.Info("finding delivery failed; not retried", "channels", s.Notifier.Name(), "error", reason)
 		if s.Recorder != nil {
 			s.Recorder.Eventf(inv, inc, corev1.EventTypeWarning, "NotifyFailed", "Resolve", "delivery to %s failed: %s", s.Notifier.Name(), reason)
@@ -180,7 +180,7 @@ func (s OpenOutcome) claimDelivery(ctx context.Context, key client.ObjectKey) (*
 // logged, since the claim already keeps a re-run from sending again.
 func (s OpenOutcome) recordDelivery(ctx context.Context, rec *runlorev1.OutcomeRecord, outcome string) {
 	patch := client.MergeFrom(rec.DeepCopy())
-	rec.Annotations[DeliveryAnnotation] = clipRunes(outcome+" at "+time.Now().UTC().Format(time.RFC3339), 512)
+	rec.Annotations[DeliveryAnnotation] = textutil.Runes(outcome+" at "+time.Now().UTC().Format(time.RFC3339), 512)
 	if err := s.Client.Patch(ctx, rec, patch); err != nil {
 		log.FromContext(ctx).Error(err, "recording the finding's delivery", "outcomeRecord", rec.Name)
 	}
@@ -228,11 +228,4 @@ func (s OpenOutcome) recurrence(ctx context.Context, inc *runlorev1.Incident, se
 		}
 	}
 	return r
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

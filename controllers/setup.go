@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/action"
+	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/notify"
@@ -64,6 +65,11 @@ type Options struct {
 	// AuditLog records every action attempt; without it no action runs
 	// (they are still gated and shown).
 	AuditLog *audit.Log
+	// Stamps verifies the admission webhook's proof on approvals,
+	// rejections, resumes and votes. Nil means the webhook is off: those are
+	// refused with a status message and an Event, and suggest mode still
+	// works.
+	Stamps *admission.Signer
 	// Notifier delivers each finding (Slack, a JSON webhook) from the
 	// default Resolve step, once per Investigation; nil sends only Events.
 	Notifier notify.Notifier
@@ -120,10 +126,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
-	if err := (&ActionPolicyReconciler{Client: mgr.GetClient(), Recorder: recorder, Now: time.Now}).SetupWithManager(mgr); err != nil {
+	if err := setupConditionReconcilers(mgr, recorder); err != nil {
 		return err
 	}
-	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder,
+	if err := (&ActionPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+		Stamps: opts.Stamps, Now: time.Now}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder, Stamps: opts.Stamps,
 		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -135,7 +145,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  recorder,
 		Machine:   &phase.Machine{Steps: steps, Budgets: opts.StepBudgets},
-		Actions: &Actions{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
+		Actions: &Actions{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Stamps: opts.Stamps,
+			Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
 			Executor: &action.Executor{Client: mgr.GetClient(), Audit: opts.AuditLog}, Now: time.Now},
 		MaxConcurrent: opts.MaxConcurrentInvestigations,
 	}).SetupWithManager(mgr)

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/test/testenv"
@@ -98,14 +99,26 @@ func startManager(t *testing.T, namespace string, steps phase.Steps) (stop func(
 // startManagerWith is startManager with every option.
 func startManagerWith(t *testing.T, namespace string, opts Options) (stop func()) {
 	t.Helper()
+	return runManager(t, namespace, opts, nil, nil)
+}
+
+// runManager starts a manager for namespace with opts, a webhook server
+// when server is set, and register's extra registrations, until the
+// returned stop function is called.
+func runManager(t *testing.T, namespace string, opts Options, server webhook.Server, register func(ctrl.Manager)) (stop func()) {
+	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testenv.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 		Cache:                  cacheFor(namespace),
+		WebhookServer:          server,
 	})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	if register != nil {
+		register(mgr)
+	}
 	NewWithT(t).Expect(Setup(mgr, opts)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -78,6 +78,11 @@ type serveConfig struct {
 	GracefulShutdownTimeout     metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
 	WebhookPort                 int             `json:"webhookPort,omitempty"`
 	WebhookCertDir              string          `json:"webhookCertDir,omitempty"`
+	WebhookCertSecret           string          `json:"webhookCertSecret,omitempty"`
+	WebhookService              string          `json:"webhookService,omitempty"`
+	WebhookConfiguration        string          `json:"webhookConfiguration,omitempty"`
+	StampKeySecret              string          `json:"stampKeySecret,omitempty"`
+	StampKeyFile                string          `json:"stampKeyFile,omitempty"`
 	ReceiverBindAddress         string          `json:"receiverBindAddress,omitempty"`
 	ReceiverTokenFile           string          `json:"receiverTokenFile,omitempty"`
 	ReceiverTokenSecret         string          `json:"receiverTokenSecret,omitempty"`
@@ -133,6 +138,7 @@ func defaultServeConfig() serveConfig {
 		KubeAPIBurst:                defaultKubeAPIBurst,
 		ReceiverMaxQueuedAlerts:     receiver.DefaultMaxQueuedAlerts,
 		ReceiverConcurrency:         receiver.DefaultConcurrency,
+		StampKeySecret:              "runlore-stamp-key",
 	}
 }
 
@@ -154,7 +160,12 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.DurationVar(&cfg.GracefulShutdownTimeout.Duration, "graceful-shutdown-timeout", cfg.GracefulShutdownTimeout.Duration, "how long to wait for runnables to stop")
 	fs.IntVar(&cfg.WebhookPort, "webhook-port", cfg.WebhookPort, "port of the admission webhook")
-	fs.StringVar(&cfg.WebhookCertDir, "webhook-cert-dir", cfg.WebhookCertDir, "directory holding the webhook's tls.crt and tls.key; without them the webhook is off")
+	fs.StringVar(&cfg.WebhookCertDir, "webhook-cert-dir", cfg.WebhookCertDir, "directory holding the webhook's tls.crt and tls.key; without them (and without --webhook-cert-secret) the webhook is off")
+	fs.StringVar(&cfg.WebhookCertSecret, "webhook-cert-secret", cfg.WebhookCertSecret, "Secret in the operator's namespace where the operator keeps a self-signed serving certificate it generates and rotates, writing it to --webhook-cert-dir (without cert-manager)")
+	fs.StringVar(&cfg.WebhookService, "webhook-service", cfg.WebhookService, "the webhook Service's name, which the bootstrapped certificate is for")
+	fs.StringVar(&cfg.WebhookConfiguration, "webhook-configuration", cfg.WebhookConfiguration, "MutatingWebhookConfiguration whose caBundle the bootstrapped CA is injected into")
+	fs.StringVar(&cfg.StampKeySecret, "stamp-key-secret", cfg.StampKeySecret, "Secret in the operator's namespace holding the key that proves the webhook's stamps; created on first start when absent")
+	fs.StringVar(&cfg.StampKeyFile, "stamp-key-file", cfg.StampKeyFile, "file holding the stamp key (at least 32 bytes) instead of --stamp-key-secret")
 	fs.StringVar(&cfg.ReceiverBindAddress, "receiver-bind-address", cfg.ReceiverBindAddress, "address of the Alertmanager webhook receiver; 0 disables it")
 	fs.StringVar(&cfg.ReceiverTokenFile, "receiver-token-file", cfg.ReceiverTokenFile, "file holding the bearer token senders must present (re-read when it changes)")
 	fs.StringVar(&cfg.ReceiverTokenSecret, "receiver-token-secret", cfg.ReceiverTokenSecret, "the bearer token as name/key of a Secret in the operator's namespace")
@@ -480,6 +491,50 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
 	return controllers.SetupGitOpsWatcher(mgr, controllers.GitOpsWatcherOptions{Recorder: recorder, WatchWithoutPolicy: cfg.WatchGitOps})
 }
 
+// setupWebhook serves the admission webhook when it has a serving
+// certificate (bootstrapped into --webhook-cert-secret, or mounted into
+// --webhook-cert-dir by cert-manager), with the stamp key that proves its
+// stamps; it returns that key's signer, or nil when the webhook is off.
+func setupWebhook(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (*admission.Signer, error) {
+	log := ctrl.Log.WithName("serve")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	direct, err := client.New(rc, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.WebhookCertSecret != "" {
+		if cfg.WebhookService == "" {
+			return nil, errors.New("--webhook-cert-secret needs --webhook-service, the name the certificate is for")
+		}
+		rot := &admission.CertRotator{Client: direct, Namespace: cfg.Namespace, SecretName: cfg.WebhookCertSecret,
+			Service: cfg.WebhookService, WebhookConfiguration: cfg.WebhookConfiguration, CertDir: cfg.WebhookCertDir}
+		if err := rot.Ensure(ctx); err != nil {
+			return nil, fmt.Errorf("--webhook-cert-secret: %w", err)
+		}
+		if err := mgr.Add(rot); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.WebhookCertDir, "tls.crt")); err != nil {
+		log.Info("admission webhook is off: no serving certificate; approvals, rejections, resumes and votes are refused "+
+			"(suggest mode works); see docs/security.md", "certDir", cfg.WebhookCertDir)
+		return nil, nil
+	}
+	key, err := admission.LoadStampKey(ctx, direct, cfg.Namespace, cfg.StampKeySecret, cfg.StampKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := admission.NewSigner(key)
+	if err != nil {
+		return nil, err
+	}
+	mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{
+		Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), cfg.Namespace), Signer: signer},
+	})
+	return signer, nil
+}
+
 // Leader election takes a Lease in the operator's namespace.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=runlore-system
 
@@ -509,13 +564,9 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(cfg.WebhookCertDir, "tls.crt")); err == nil {
-		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{
-			Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), cfg.Namespace)},
-		})
-	} else {
-		ctrl.Log.WithName("serve").Info("admission webhook is off: no serving certificate; votes and approvals are not attributed to a user",
-			"certDir", cfg.WebhookCertDir)
+	stamps, err := setupWebhook(mgr, rc, cfg)
+	if err != nil {
+		return nil, err
 	}
 	steps, syncer, err := buildPipeline(mgr, rc, cfg)
 	if err != nil {
@@ -527,6 +578,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		OperatorNamespace:           cfg.Namespace,
 		Syncer:                      syncer,
 		StepBudgets:                 stepBudgets(cfg),
+		Stamps:                      stamps,
 	}
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS

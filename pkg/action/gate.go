@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // ActorAuto is the actor of an execution no human approved.
@@ -124,9 +125,7 @@ func (e *evaluation) fail(name, detail string) {
 }
 
 func (e *evaluation) end(state runlorev1.ActionState, reason string) Verdict {
-	if len(reason) > maxReason {
-		reason = reason[:maxReason-3] + "..."
-	}
+	reason = textutil.Truncate(reason, maxReason)
 	e.v.State, e.v.Reason = state, reason
 	return e.v
 }

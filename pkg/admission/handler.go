@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,6 +38,11 @@ const Path = "/mutate-runlore-io-v1alpha1-verbs"
 // Handler admits RunLore objects, stamping human verbs.
 type Handler struct {
 	Approvers ApproverCheck
+	// Signer proves the stamps of decisions and votes; without it the
+	// webhook refuses them.
+	Signer *Signer
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
 }
 
 var _ admission.Handler = (*Handler)(nil)
@@ -47,17 +53,24 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if err := json.Unmarshal(req.Object.Raw, &obj.Object); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	var old map[string]string
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	r := Request{
+		Kind: req.Kind.Kind, Namespace: req.Namespace, New: obj.GetAnnotations(),
+		User:   User{Name: req.UserInfo.Username, Groups: req.UserInfo.Groups},
+		Signer: h.Signer, Now: now(),
+	}
 	if len(req.OldObject.Raw) > 0 {
 		prev := &unstructured.Unstructured{}
 		if err := json.Unmarshal(req.OldObject.Raw, &prev.Object); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
-		old = prev.GetAnnotations()
-	}
-	r := Request{
-		Kind: req.Kind.Kind, Namespace: req.Namespace, Old: old, New: obj.GetAnnotations(),
-		User: User{Name: req.UserInfo.Username, Groups: req.UserInfo.Groups},
+		// The stamp binds the object as it stood: its UID, and the
+		// generation the decision was made at (the API server moves the
+		// generation only after admission).
+		r.Old, r.UID, r.Generation = prev.GetAnnotations(), string(prev.GetUID()), prev.GetGeneration()
 	}
 	if r.Kind == "ActionPolicy" {
 		var a runlorev1.Approvers

@@ -18,11 +18,15 @@ limitations under the License.
 // verbs. A verb is an annotation (runlore.io/approve, reject, feedback,
 // silence, reinvestigate, resume); the webhook stamps who set it,
 // runlore.io/<verb>-by, from the authenticated user of the API request, and
-// keeps one live 👍/👎 per user in runlore.io/votes. It refuses a
-// hand-written stamp or vote record, a malformed verb, and an approval from
-// a user outside the ActionPolicy's approvers. It never trusts the
-// annotation's text for identity and has no side effects beyond the object
-// it admits.
+// keeps one live 👍/👎 per user in runlore.io/votes. A decision (approve,
+// reject, resume) and the vote record also get a proof,
+// runlore.io/<verb>-proof: an HMAC over the object's UID, the verb, its
+// value, the user and groups, keyed by a Secret only the operator reads, so
+// the controller honours only stamps this webhook made. It refuses a
+// hand-written stamp, proof or vote record, a malformed verb, and an
+// approval from a user outside the ActionPolicy's approvers. It never
+// trusts the annotation's text for identity and has no side effects beyond
+// the object it admits.
 package admission
 
 import (
@@ -83,7 +87,20 @@ type Request struct {
 	User      User
 	// PolicyApprovers is, for an ActionPolicy, its own approvers.
 	PolicyApprovers *runlorev1.Approvers
+	// UID and Generation identify the object as it stands before the
+	// request; a create has no UID yet.
+	UID        string
+	Generation int64
+	// Signer proves the stamps; without one, decisions and votes are
+	// refused, since nothing the controller could verify can be stamped.
+	Signer *Signer
+	// Now is the request's time, stamped into the proof.
+	Now time.Time
 }
+
+// proven are the verbs whose stamp carries a proof the controller verifies:
+// the decisions, and feedback through the vote record.
+var proven = map[string]bool{runlorev1.ApproveAnnotation: true, runlorev1.RejectAnnotation: true, ResumeAnnotation: true}
 
 // Mutate returns the annotations to admit, or a reason to deny the request.
 func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[string]string, string) {
@@ -101,10 +118,14 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 		user = "unknown"
 	}
 
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	for _, verb := range verbs {
-		stamp, groups := verb+StampSuffix, verb+GroupsSuffix
+		stamp, groups, proof := verb+StampSuffix, verb+GroupsSuffix, verb+ProofSuffix
 		if !changed(verb) {
-			for _, s := range []string{stamp, groups} {
+			for _, s := range []string{stamp, groups, proof} {
 				if changed(s) {
 					return nil, fmt.Sprintf("%s is written by RunLore from the authenticated user; set %s instead", s, verb)
 				}
@@ -115,14 +136,31 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 		if value == "" { // removing a verb removes its stamps
 			delete(out, stamp)
 			delete(out, groups)
+			delete(out, proof)
 			continue
 		}
 		if reason := validate(ctx, req, verb, value, approvers); reason != "" {
 			return nil, reason
 		}
+		if proven[verb] || verb == runlorev1.FeedbackAnnotation {
+			if req.Signer == nil {
+				return nil, fmt.Sprintf("%s: no stamp key is configured, so the webhook cannot stamp it", verb)
+			}
+			if req.UID == "" {
+				return nil, fmt.Sprintf("%s: set it on the existing object, not on create", verb)
+			}
+		}
 		out[stamp] = user
 		if decisions[verb] {
 			out[groups] = strings.Join(req.User.Groups, ",")
+		}
+		if proven[verb] {
+			var g []string
+			if out[groups] != "" {
+				g = strings.Split(out[groups], ",")
+			}
+			out[proof] = req.Signer.Sign(Claim{UID: req.UID, Verb: verb, Value: value, User: user, Groups: g,
+				Generation: req.Generation, At: now})
 		}
 		if verb == runlorev1.FeedbackAnnotation {
 			votes, err := decodeVotes(req.Old[VotesAnnotation])
@@ -131,10 +169,16 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 			}
 			votes[user] = value
 			out[VotesAnnotation] = encodeVotes(votes)
+			out[VotesProofAnnotation] = req.Signer.Sign(Claim{UID: req.UID, Verb: VotesAnnotation, Value: out[VotesAnnotation],
+				Generation: req.Generation, At: now})
 		}
 	}
-	if req.Kind == "Investigation" && changed(VotesAnnotation) && !changed(runlorev1.FeedbackAnnotation) {
-		return nil, fmt.Sprintf("%s is written by RunLore; vote with %s=up|down", VotesAnnotation, runlorev1.FeedbackAnnotation)
+	if req.Kind == "Investigation" && !changed(runlorev1.FeedbackAnnotation) {
+		for _, k := range []string{VotesAnnotation, VotesProofAnnotation} {
+			if changed(k) {
+				return nil, fmt.Sprintf("%s is written by RunLore; vote with %s=up|down", k, runlorev1.FeedbackAnnotation)
+			}
+		}
 	}
 	return out, ""
 }

@@ -19,6 +19,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -36,6 +37,14 @@ func allow(policy string, users ...string) ApproverCheck {
 		return false, policy, nil
 	}
 }
+
+var testSigner = func() *Signer {
+	s, err := NewSigner([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 func TestMutate(t *testing.T) {
 	alice := User{Name: "alice", Groups: []string{"oncall"}}
@@ -111,19 +120,49 @@ func TestMutate(t *testing.T) {
 		{"an anonymous voter counts as unknown",
 			Request{Kind: "Investigation", New: map[string]string{runlorev1.FeedbackAnnotation: "down"}}, nil,
 			map[string]string{runlorev1.FeedbackAnnotation: "down", "runlore.io/feedback-by": "unknown", VotesAnnotation: `{"unknown":"down"}`}, ""},
+		{"a hand-written proof is refused",
+			Request{Kind: "Investigation", User: bob,
+				Old: map[string]string{runlorev1.ApproveAnnotation: "x", "runlore.io/approve-by": "alice"},
+				New: map[string]string{runlorev1.ApproveAnnotation: "x", "runlore.io/approve-by": "alice", "runlore.io/approve-proof": "v1.1.1.AAAA"}}, nil,
+			nil, "runlore.io/approve-proof is written by RunLore"},
+		{"a hand-written proof of the votes is refused",
+			Request{Kind: "Investigation", User: bob, New: map[string]string{VotesProofAnnotation: "v1.1.1.AAAA"}}, nil,
+			nil, "runlore.io/votes-proof is written by RunLore"},
 		{"other kinds pass through",
 			Request{Kind: "KnowledgeEntry", New: map[string]string{"runlore.io/feedback-by": "x"}}, nil,
 			map[string]string{"runlore.io/feedback-by": "x"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got, deny := Mutate(context.Background(), tc.req, tc.approvers)
+			req := tc.req
+			req.Signer, req.UID, req.Generation = testSigner, "uid-1", 3
+			got, deny := Mutate(context.Background(), req, tc.approvers)
 			if tc.deny != "" {
 				g.Expect(deny).To(ContainSubstring(tc.deny))
 				g.Expect(got).To(BeNil())
 				return
 			}
 			g.Expect(deny).To(BeEmpty())
+			// Every decision and vote record the webhook stamped carries a
+			// proof that verifies for this object.
+			for k := range got {
+				if !strings.HasSuffix(k, ProofSuffix) {
+					continue
+				}
+				verb := strings.TrimSuffix(k, ProofSuffix)
+				if verb == VotesAnnotation {
+					_, err := testSigner.VerifiedVotes("uid-1", got)
+					g.Expect(err).NotTo(HaveOccurred())
+				} else {
+					att, err := testSigner.Verify("uid-1", got, verb)
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(att.By.User).To(Equal(got[verb+StampSuffix]))
+					g.Expect(att.Generation).To(Equal(int64(3)))
+					_, err = testSigner.Verify("uid-2", got, verb)
+					g.Expect(err).To(HaveOccurred(), "a proof does not verify on another object")
+				}
+				delete(got, k)
+			}
 			g.Expect(got).To(Equal(tc.want))
 		})
 	}
@@ -138,6 +177,7 @@ func FuzzMutate(f *testing.F) {
 		req := Request{Kind: "Investigation", User: User{Name: user},
 			Old: map[string]string{VotesAnnotation: votes},
 			New: map[string]string{VotesAnnotation: votes, runlorev1.FeedbackAnnotation: feedback, "runlore.io/feedback-by": stamp}}
+		req.Signer, req.UID = testSigner, "uid"
 		out, deny := Mutate(context.Background(), req, nil)
 		if deny != "" {
 			return

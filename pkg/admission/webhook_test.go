@@ -55,7 +55,7 @@ func TestWebhookStampsTheAuthenticatedUser(t *testing.T) {
 		}),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{Approvers: PolicyApprovers(mgr.GetAPIReader(), "runlore-system")}})
+	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{Approvers: PolicyApprovers(mgr.GetAPIReader(), "runlore-system"), Signer: testSigner}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = mgr.Start(ctx) }()
@@ -115,6 +115,16 @@ func TestWebhookStampsTheAuthenticatedUser(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`user "bob" is not among the approvers of ActionPolicy payments`)))
 	g.Expect(annotate(alice, map[string]string{runlorev1.ApproveAnnotation: "suspend-api"})).To(Succeed())
 	g.Expect(current()).To(HaveKeyWithValue("runlore.io/approve-by", "alice"))
+	live := &runlorev1.Investigation{}
+	g.Expect(k8sGet(ctx, alice, inv, live)).To(Succeed())
+	att, err := testSigner.Verify(string(live.UID), live.Annotations, runlorev1.ApproveAnnotation)
+	g.Expect(err).NotTo(HaveOccurred(), "the webhook's proof verifies")
+	g.Expect(att.By.User).To(Equal("alice"))
+	g.Expect(att.By.Groups).To(ContainElement("oncall-payments"))
+	_, err = testSigner.VerifiedVotes(string(live.UID), live.Annotations)
+	g.Expect(err).NotTo(HaveOccurred())
+	err = annotate(bob, map[string]string{"runlore.io/approve-proof": "v1.1.1.AAAA"})
+	g.Expect(err).To(MatchError(ContainSubstring("runlore.io/approve-proof is written by RunLore")))
 }
 
 func k8sGet(ctx context.Context, c client.Client, key, into client.Object) error {

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,10 +36,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/runlore/runlore/pkg/gitauth"
 	"github.com/runlore/runlore/pkg/okf"
 )
 
@@ -57,55 +55,14 @@ var (
 	ErrRepositoryNotFound = errors.New("git repository not found")
 )
 
-// Credentials authenticate to a git remote. String never prints secrets.
-type Credentials struct {
-	Username string
-	Password string
-	// BearerToken is sent as an HTTP Authorization: Bearer header.
-	BearerToken string
-	// SSHPrivateKey is a PEM private key; SSHKnownHosts is required with it.
-	SSHPrivateKey []byte
-	SSHPassphrase string
-	SSHKnownHosts []byte
-}
-
-func (c Credentials) String() string {
-	switch {
-	case len(c.SSHPrivateKey) > 0:
-		return "ssh key (redacted)"
-	case c.BearerToken != "":
-		return "bearer token (redacted)"
-	case c.Password != "":
-		return fmt.Sprintf("basic auth for %q (redacted)", c.Username)
-	default:
-		return "anonymous"
-	}
-}
-
-// GoString keeps %#v from printing secrets too.
-func (c Credentials) GoString() string { return "catalog.Credentials{" + c.String() + "}" }
+// Credentials authenticate to a git remote; they are gitauth's, shared
+// with the what-changed mirror so a Flux Secret means the same to both.
+type Credentials = gitauth.Credentials
 
 // CredentialsFromSecret reads git credentials from a Secret's data, with
-// Flux's key names: username/password, bearerToken, or identity (an SSH
-// private key) with known_hosts and an optional password as passphrase.
+// Flux's key names (see gitauth.FromSecret).
 func CredentialsFromSecret(data map[string][]byte) (Credentials, error) {
-	c := Credentials{
-		Username:      string(data["username"]),
-		Password:      string(data["password"]),
-		BearerToken:   string(data["bearerToken"]),
-		SSHPrivateKey: data["identity"],
-		SSHKnownHosts: data["known_hosts"],
-	}
-	if len(c.SSHPrivateKey) > 0 {
-		if len(c.SSHKnownHosts) == 0 {
-			return Credentials{}, errors.New("secret has identity but no known_hosts: RunLore does not accept unknown SSH host keys")
-		}
-		c.SSHPassphrase, c.Password = c.Password, ""
-	}
-	if c.Password != "" && c.Username == "" {
-		return Credentials{}, errors.New("secret has password but no username")
-	}
-	return c, nil
+	return gitauth.FromSecret(data)
 }
 
 // GitSource is a catalog in a git repository.
@@ -153,10 +110,7 @@ func (m *Mirror) RemoteHead(ctx context.Context, src GitSource) (string, error) 
 	if commitRE.MatchString(ref) {
 		return ref, nil
 	}
-	if m.dir == "" && len(src.Auth.SSHPrivateKey) > 0 {
-		return "", errors.New("git mirror has no cache directory for known_hosts")
-	}
-	auth, err := authMethod(src, m.dir)
+	auth, err := authMethod(src)
 	if err != nil {
 		return "", err
 	}
@@ -185,7 +139,7 @@ func (m *Mirror) RemoteHead(ctx context.Context, src GitSource) (string, error) 
 			return r.Hash().String(), nil
 		}
 	}
-	return "", fmt.Errorf("%w: %q on %s", ErrRefNotFound, ref, redactURL(src.URL))
+	return "", fmt.Errorf("%w: %q on %s", ErrRefNotFound, ref, gitauth.RedactURL(src.URL))
 }
 
 func refOrDefault(ref string) string {
@@ -217,7 +171,7 @@ func (m *Mirror) Fetch(ctx context.Context, src GitSource, revision string) erro
 	if _, err := repo.CommitObject(plumbing.NewHash(revision)); err == nil {
 		return nil
 	}
-	auth, err := authMethod(src, m.dir)
+	auth, err := authMethod(src)
 	if err != nil {
 		return err
 	}
@@ -246,7 +200,7 @@ func (m *Mirror) Fetch(ctx context.Context, src GitSource, revision string) erro
 	if fetchErr != nil && !isNoMatchingRef(fetchErr) {
 		return classify(src.URL, "fetching", fetchErr)
 	}
-	return fmt.Errorf("%w: %s of %q on %s", ErrRefNotFound, shortRev(revision), ref, redactURL(src.URL))
+	return fmt.Errorf("%w: %s of %q on %s", ErrRefNotFound, shortRev(revision), ref, gitauth.RedactURL(src.URL))
 }
 
 func isNoMatchingRef(err error) bool {
@@ -261,11 +215,11 @@ func (m *Mirror) ReadFiles(src GitSource, revision string) (map[string][]byte, e
 	defer m.lock(dir)()
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
-		return nil, fmt.Errorf("opening mirror of %s: %w", redactURL(src.URL), err)
+		return nil, fmt.Errorf("opening mirror of %s: %w", gitauth.RedactURL(src.URL), err)
 	}
 	commit, err := repo.CommitObject(plumbing.NewHash(revision))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s not in the mirror of %s", ErrRefNotFound, shortRev(revision), redactURL(src.URL))
+		return nil, fmt.Errorf("%w: %s not in the mirror of %s", ErrRefNotFound, shortRev(revision), gitauth.RedactURL(src.URL))
 	}
 	tree, err := commit.Tree()
 	if err != nil {
@@ -319,63 +273,28 @@ func (m *Mirror) open(dir, rawURL string) (*git.Repository, error) {
 		repo, err = git.PlainInit(dir, true)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening mirror of %s: %w", redactURL(rawURL), err)
+		return nil, fmt.Errorf("opening mirror of %s: %w", gitauth.RedactURL(rawURL), err)
 	}
 	if _, err := repo.Remote("origin"); errors.Is(err, git.ErrRemoteNotFound) {
 		if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{rawURL}}); err != nil {
-			return nil, fmt.Errorf("configuring mirror of %s: %w", redactURL(rawURL), err)
+			return nil, fmt.Errorf("configuring mirror of %s: %w", gitauth.RedactURL(rawURL), err)
 		}
 	}
 	return repo, nil
 }
 
-func authMethod(src GitSource, cacheDir string) (transport.AuthMethod, error) {
-	c := src.Auth
-	switch {
-	case len(c.SSHPrivateKey) > 0:
-		user := c.Username
-		if u, err := url.Parse(src.URL); err == nil && u.User != nil && u.User.Username() != "" {
-			user = u.User.Username()
-		}
-		if user == "" {
-			user = "git"
-		}
-		keys, err := gitssh.NewPublicKeys(user, c.SSHPrivateKey, c.SSHPassphrase)
-		if err != nil {
-			return nil, fmt.Errorf("%w: the SSH identity does not parse", ErrAuthFailed)
-		}
-		if len(c.SSHKnownHosts) == 0 {
-			return nil, fmt.Errorf("%w: an SSH identity needs known_hosts", ErrAuthFailed)
-		}
-		// go-git reads known hosts from files; they are public keys, not
-		// secrets, so a file in the cache directory is fine.
-		sum := sha256.Sum256(c.SSHKnownHosts)
-		khPath := filepath.Join(cacheDir, "known_hosts-"+hex.EncodeToString(sum[:8]))
-		if err := os.MkdirAll(cacheDir, 0o700); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(khPath, c.SSHKnownHosts, 0o600); err != nil {
-			return nil, fmt.Errorf("writing known_hosts: %w", err)
-		}
-		cb, err := gitssh.NewKnownHostsCallback(khPath)
-		if err != nil {
-			return nil, fmt.Errorf("%w: known_hosts does not parse", ErrAuthFailed)
-		}
-		keys.HostKeyCallback = cb
-		return keys, nil
-	case c.BearerToken != "":
-		return &githttp.TokenAuth{Token: c.BearerToken}, nil
-	case c.Password != "":
-		return &githttp.BasicAuth{Username: c.Username, Password: c.Password}, nil
-	default:
-		return nil, nil
+func authMethod(src GitSource) (transport.AuthMethod, error) {
+	auth, err := src.Auth.AuthMethod(src.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAuthFailed, err)
 	}
+	return auth, nil
 }
 
 // classify turns transport errors into the typed errors reconcilers use,
 // with the URL's credentials removed.
 func classify(rawURL, doing string, err error) error {
-	where := redactURL(rawURL)
+	where := gitauth.RedactURL(rawURL)
 	switch {
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),
 		errors.Is(err, transport.ErrInvalidAuthMethod):
@@ -383,33 +302,10 @@ func classify(rawURL, doing string, err error) error {
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("%w: %s", ErrRepositoryNotFound, where)
 	case strings.Contains(err.Error(), "ssh: handshake failed"), strings.Contains(err.Error(), "unable to authenticate"):
-		return fmt.Errorf("%w: %s %s: %s", ErrAuthFailed, doing, where, redactText(err.Error(), rawURL))
+		return fmt.Errorf("%w: %s %s: %s", ErrAuthFailed, doing, where, gitauth.RedactText(err.Error(), rawURL))
 	default:
-		return fmt.Errorf("%s %s: %s", doing, where, redactText(err.Error(), rawURL))
+		return fmt.Errorf("%s %s: %s", doing, where, gitauth.RedactText(err.Error(), rawURL))
 	}
-}
-
-// redactURL drops the userinfo of a URL so credentials written into it never
-// reach an error, a log line or a status.
-func redactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.User == nil {
-		if i := strings.Index(rawURL, "@"); i >= 0 && strings.Contains(rawURL[:i], "://") {
-			return rawURL[:strings.Index(rawURL, "://")+3] + "***@" + rawURL[i+1:]
-		}
-		return rawURL
-	}
-	u.User = url.User("***")
-	return u.String()
-}
-
-func redactText(s, rawURL string) string {
-	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			s = strings.ReplaceAll(s, p, "***")
-		}
-	}
-	return strings.ReplaceAll(s, rawURL, redactURL(rawURL))
 }
 
 func shortRev(rev string) string {

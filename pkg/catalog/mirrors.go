@@ -23,12 +23,12 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/okf"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Size bounds of a KnowledgeEntry mirror, matching the CRD's validation, so
@@ -86,17 +86,17 @@ func MirrorSpec(d Document, catalogName, revision string) runlorev1.KnowledgeEnt
 	return runlorev1.KnowledgeEntrySpec{
 		Source:        runlorev1.EntryFromCatalog,
 		CatalogRef:    &runlorev1.LocalObjectReference{Name: catalogName},
-		Path:          truncate(d.Path, maxMirrorPath),
-		Type:          truncate(d.Type, maxMirrorType),
-		Title:         truncate(d.Title, maxMirrorTitle),
-		Description:   truncate(d.Description, maxMirrorDescription),
-		Resource:      truncate(d.Resource, maxMirrorResource),
+		Path:          textutil.Prefix(d.Path, maxMirrorPath),
+		Type:          textutil.Prefix(d.Type, maxMirrorType),
+		Title:         textutil.Prefix(d.Title, maxMirrorTitle),
+		Description:   textutil.Prefix(d.Description, maxMirrorDescription),
+		Resource:      textutil.Prefix(d.Resource, maxMirrorResource),
 		Tags:          append([]string(nil), tags...),
 		Status:        runlorev1.EntryStatus(d.Status),
 		Timestamp:     metaTime(d.Timestamp),
 		LastValidated: metaTime(d.LastValidated),
-		Fingerprint:   truncate(d.Fingerprint, maxMirrorFingerprint),
-		Revision:      truncate(revision, maxMirrorRevision),
+		Fingerprint:   textutil.Prefix(d.Fingerprint, maxMirrorFingerprint),
+		Revision:      textutil.Prefix(revision, maxMirrorRevision),
 	}
 }
 
@@ -153,16 +153,4 @@ func metaTime(t time.Time) *metav1.Time {
 	}
 	mt := metav1.NewTime(t.UTC())
 	return &mt
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }

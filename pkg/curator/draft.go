@@ -28,6 +28,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/redact"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // DraftTag marks every entry the curator wrote.
@@ -92,8 +93,8 @@ func RenderDraft(in DraftInput) (*Draft, error) {
 
 	inc := in.Incident
 	cause := oneLine(top.Summary)
-	title := truncate(cause, okf.MaxTitleBytes)
-	description := truncate(oneLine(fmt.Sprintf("%s on %s: %s", firstNonEmpty(inc.Spec.AlertName, inc.Spec.Title, "incident"), in.Resource, cause)), 400)
+	title := textutil.TruncateMark(cause, okf.MaxTitleBytes, "…")
+	description := textutil.TruncateMark(oneLine(fmt.Sprintf("%s on %s: %s", firstNonEmpty(inc.Spec.AlertName, inc.Spec.Title, "incident"), in.Resource, cause)), 400, "…")
 
 	conf, _ := effectiveConfidence(top, in.Verify)
 	e := &okf.Entry{
@@ -132,7 +133,7 @@ var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
 // incidents/<resource slug>-<first 12 hex of the fingerprint>.md.
 func DraftPath(resource, fingerprint string) string {
 	slug := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(resource), "-"), "-")
-	slug = truncate(slug, 80)
+	slug = textutil.TruncateMark(slug, 80, "…")
 	slug = strings.TrimRight(slug, "-")
 	if slug == "" {
 		slug = "incident"
@@ -316,20 +317,6 @@ func actionLine(a runlorev1.SuggestedAction) string {
 	}
 	return s
 }
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func firstNonEmpty(vals ...string) string {
 	for _, v := range vals {

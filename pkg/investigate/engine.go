@@ -41,6 +41,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate/verify"
 	"github.com/runlore/runlore/pkg/model"
 	"github.com/runlore/runlore/pkg/redact"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Request is the incident an investigation explains.
@@ -259,7 +260,7 @@ func (e *Engine) Verify(ctx context.Context, req Request, f *runlorev1.Finding, 
 	}
 	redact.Finding(out)
 	for i := range outcome.Notes {
-		outcome.Notes[i] = truncate(redact.String(outcome.Notes[i]), 1024)
+		outcome.Notes[i] = textutil.Truncate(redact.String(outcome.Notes[i]), 1024)
 	}
 	return outcome, out, nil
 }
@@ -321,7 +322,7 @@ func (m *modelReviewer) Review(ctx context.Context, req incident.Request, f *run
 		}
 		reviews := make([]verify.CauseReview, 0, len(out.Reviews))
 		for _, r := range out.Reviews {
-			reviews = append(reviews, verify.CauseReview{Index: r.Index, Withdraw: r.Withdraw, Confidence: r.Confidence, Note: truncate(r.Note, 512)})
+			reviews = append(reviews, verify.CauseReview{Index: r.Index, Withdraw: r.Withdraw, Confidence: r.Confidence, Note: textutil.Truncate(r.Note, 512)})
 		}
 		return reviews, nil
 	}

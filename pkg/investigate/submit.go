@@ -26,6 +26,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate/builtin"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 const submitFindingsName = "submit_findings"
@@ -106,10 +107,10 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 		if c.Confidence == nil || *c.Confidence < 0 || *c.Confidence > 1 {
 			return nil, fmt.Errorf("rootCauses[%d].confidence must be a number in [0, 1]", i)
 		}
-		rc := runlorev1.RootCause{Summary: truncate(c.Summary, 1024), Confidence: builtin.FormatConfidence(*c.Confidence), Entities: limit(c.Entities, 32)}
+		rc := runlorev1.RootCause{Summary: textutil.Truncate(c.Summary, 1024), Confidence: builtin.FormatConfidence(*c.Confidence), Entities: limit(c.Entities, 32)}
 		for _, e := range c.Evidence {
 			if grounded(e, transcript) {
-				rc.Evidence = append(rc.Evidence, truncate(e, 512))
+				rc.Evidence = append(rc.Evidence, textutil.Truncate(e, 512))
 			}
 		}
 		rc.Evidence = limit(rc.Evidence, 32)
@@ -133,7 +134,7 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 		op := runlorev1.ActionOp(a.Op)
 		target := runlorev1.ObjectReference{Kind: a.Target.Kind, Namespace: a.Target.Namespace, Name: a.Target.Name}
 		ref := target.Kind + "/" + target.Namespace + "/" + target.Name
-		action := runlorev1.SuggestedAction{ID: actionID(string(op), target.Name), Op: op, Target: target, Reason: truncate(a.Reason, 1024),
+		action := runlorev1.SuggestedAction{ID: actionID(string(op), target.Name), Op: op, Target: target, Reason: textutil.Truncate(a.Reason, 1024),
 			Reversible: true, BlastRadius: runlorev1.BlastObject, State: runlorev1.ActionSuggested}
 		switch {
 		case op != runlorev1.OpSuspend && op != runlorev1.OpResume && op != runlorev1.OpReconcile && op != runlorev1.OpRollback:
@@ -219,11 +220,4 @@ func limit(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

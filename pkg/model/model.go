@@ -36,6 +36,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Roles of a conversation.
@@ -162,7 +164,7 @@ func (t Transport) PostJSON(ctx context.Context, url string, headers map[string]
 			case readErr != nil:
 				err = fmt.Errorf("read model answer: %w", readErr)
 			case resp.StatusCode/100 != 2:
-				apiErr := &APIError{Status: resp.StatusCode, Body: truncate(string(raw), 512)}
+				apiErr := &APIError{Status: resp.StatusCode, Body: textutil.TruncateMark(string(raw), 512, "…")}
 				if !apiErr.Retryable() {
 					return apiErr
 				}
@@ -196,13 +198,6 @@ func (t Transport) PostJSON(ctx context.Context, url string, headers map[string]
 		}
 	}
 	return fmt.Errorf("after %d attempts: %w", attempts, lastErr)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Hash is the content address of any JSON-encodable value: "sha256:" and

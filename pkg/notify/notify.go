@@ -35,10 +35,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/redact"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Notifier delivers one finding.
@@ -189,9 +189,9 @@ func NewMessage(in Input) (*Message, error) {
 	m := &Message{
 		Incident: IncidentInfo{
 			Namespace: inc.Namespace, Name: inc.Name,
-			Title:     clip(redact.String(inc.Spec.Title), maxSummaryRunes),
-			AlertName: clip(redact.String(inc.Spec.AlertName), maxLineRunes),
-			Severity:  clip(redact.String(inc.Spec.Severity), 63),
+			Title:     textutil.Runes(redact.String(inc.Spec.Title), maxSummaryRunes),
+			AlertName: textutil.Runes(redact.String(inc.Spec.AlertName), maxLineRunes),
+			Severity:  textutil.Runes(redact.String(inc.Spec.Severity), 63),
 		},
 		Investigation: ObjectInfo{Namespace: inv.Namespace, Name: inv.Name},
 		Mode:          string(runlorev1.ModeFresh),
@@ -210,16 +210,16 @@ func NewMessage(in Input) (*Message, error) {
 	}
 	if inv.Status.Mode == runlorev1.ModeRecall && inv.Status.Recall != nil && inv.Status.Recall.Entry != "" {
 		m.Mode = string(runlorev1.ModeRecall)
-		m.Recall = &Recall{Entry: inv.Status.Recall.Entry, Path: clip(redact.String(inv.Status.Recall.Path), maxLineRunes)}
+		m.Recall = &Recall{Entry: inv.Status.Recall.Entry, Path: textutil.Runes(redact.String(inv.Status.Recall.Path), maxLineRunes)}
 		if e := in.Entry; e != nil {
 			if m.Recall.Path == "" {
-				m.Recall.Path = clip(redact.String(e.Spec.Path), maxLineRunes)
+				m.Recall.Path = textutil.Runes(redact.String(e.Spec.Path), maxLineRunes)
 			}
 			m.Recall.Recalls, m.Recall.Resolved = e.Status.Trust.Recalls, e.Status.Trust.Resolved
 		}
 	}
 	if inv.Status.Curation != nil {
-		m.PullRequest = clip(redact.String(inv.Status.Curation.PullRequest), 2048)
+		m.PullRequest = textutil.Runes(redact.String(inv.Status.Curation.PullRequest), 2048)
 	}
 	return m, nil
 }
@@ -229,11 +229,11 @@ func (m *Message) addCauses(causes []runlorev1.RootCause) {
 		causes, m.Truncated = causes[:maxCauses], true
 	}
 	for _, rc := range causes {
-		c := Cause{Summary: clip(rc.Summary, maxSummaryRunes), Confidence: string(rc.Confidence)}
+		c := Cause{Summary: textutil.Runes(rc.Summary, maxSummaryRunes), Confidence: string(rc.Confidence)}
 		c.Evidence, m.Truncated = boundLines(rc.Evidence, maxEvidence, m.Truncated)
 		if ch := rc.ChangeRef; ch != nil {
-			c.Change = &Change{Source: ch.Source, Repository: clip(redact.String(ch.Repository), maxLineRunes),
-				FromRevision: clip(redact.String(ch.FromRevision), 64), ToRevision: clip(redact.String(ch.ToRevision), 64)}
+			c.Change = &Change{Source: ch.Source, Repository: textutil.Runes(redact.String(ch.Repository), maxLineRunes),
+				FromRevision: textutil.Runes(redact.String(ch.FromRevision), 64), ToRevision: textutil.Runes(redact.String(ch.ToRevision), 64)}
 			if o := ch.Object; o != nil {
 				c.Change.Object = objectString(*o)
 			}
@@ -253,7 +253,7 @@ func (m *Message) addActions(inv *runlorev1.Investigation, actions []runlorev1.S
 	}
 	for _, a := range actions {
 		act := Action{ID: a.ID, Op: string(a.Op), Target: objectString(a.Target),
-			Reason: clip(a.Reason, maxLineRunes), State: string(a.State)}
+			Reason: textutil.Runes(a.Reason, maxLineRunes), State: string(a.State)}
 		if a.State == "" || a.State == runlorev1.ActionSuggested || a.State == runlorev1.ActionPendingApproval {
 			act.Approve = ApproveCommand(inv.Namespace, inv.Name, a.ID)
 		}
@@ -284,7 +284,7 @@ func (m *Message) Summary() string {
 	if n := len(m.Actions); n > 0 {
 		fmt.Fprintf(&b, "; %d suggested action(s)", n)
 	}
-	return clip(b.String(), 1000)
+	return textutil.Runes(b.String(), 1000)
 }
 
 func objectString(o runlorev1.ObjectReference) string {
@@ -292,7 +292,7 @@ func objectString(o runlorev1.ObjectReference) string {
 	if o.Namespace != "" {
 		s += o.Namespace + "/"
 	}
-	return clip(s+o.Name, maxLineRunes)
+	return textutil.Runes(s+o.Name, maxLineRunes)
 }
 
 // boundLines keeps at most n lines, each clipped; the lines are already
@@ -303,19 +303,9 @@ func boundLines(lines []string, n int, truncated bool) ([]string, bool) {
 	}
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		out = append(out, clip(l, maxLineRunes))
+		out = append(out, textutil.Runes(l, maxLineRunes))
 	}
 	return out, truncated
-}
-
-// clip shortens s to at most n runes, marking the cut with an ellipsis.
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "�")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func orDash(s string) string {

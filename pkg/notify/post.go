@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Delivery bounds shared by every channel.
@@ -153,7 +155,7 @@ func (d Delivery) once(ctx context.Context, client *http.Client, target, content
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return 0, false, nil
 	}
-	herr := &HTTPError{StatusCode: resp.StatusCode, Body: clip(strings.TrimSpace(string(snippet)), 200)}
+	herr := &HTTPError{StatusCode: resp.StatusCode, Body: textutil.Runes(strings.TrimSpace(string(snippet)), 200)}
 	retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
 	return retryAfter(resp.Header.Get("Retry-After"), timeNow()), retry, herr
 }

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Slack Block Kit limits the renderer stays inside.
@@ -90,7 +91,7 @@ func SlackPayload(m *Message) ([]byte, error) {
 	}
 	var blocks []SlackBlock
 	header := fmt.Sprintf("%s %s: %s", verdictEmoji(m.Verdict), strings.ToUpper(string(m.Verdict)), m.Incident.Title)
-	blocks = append(blocks, SlackBlock{Type: "header", Text: &SlackText{Type: "plain_text", Text: clip(header, slackHeaderRunes)}})
+	blocks = append(blocks, SlackBlock{Type: "header", Text: &SlackText{Type: "plain_text", Text: textutil.Runes(header, slackHeaderRunes)}})
 	blocks = append(blocks, contextBlock(fmt.Sprintf("Incident `%s/%s` · alert `%s` · severity %s · investigation `%s`",
 		esc(m.Incident.Namespace), esc(m.Incident.Name), esc(orDash(m.Incident.AlertName)), esc(orDash(m.Incident.Severity)),
 		esc(m.Investigation.Name))))
@@ -147,7 +148,7 @@ func SlackPayload(m *Message) ([]byte, error) {
 	if len(blocks) > slackMaxBlocks {
 		blocks = blocks[:slackMaxBlocks]
 	}
-	return json.Marshal(SlackMessage{Text: clip(esc(m.Summary()), slackTextRunes), Blocks: blocks})
+	return json.Marshal(SlackMessage{Text: textutil.Runes(esc(m.Summary()), slackTextRunes), Blocks: blocks})
 }
 
 func changeText(ch *Change) string {
@@ -169,11 +170,11 @@ func changeText(ch *Change) string {
 }
 
 func section(text string) SlackBlock {
-	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: clip(text, slackSectionRunes)}}
+	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: textutil.Runes(text, slackSectionRunes)}}
 }
 
 func contextBlock(text string) SlackBlock {
-	return SlackBlock{Type: "context", Elements: []SlackText{{Type: "mrkdwn", Text: clip(text, slackSectionRunes)}}}
+	return SlackBlock{Type: "context", Elements: []SlackText{{Type: "mrkdwn", Text: textutil.Runes(text, slackSectionRunes)}}}
 }
 
 func verdictEmoji(v runlorev1.Verdict) string {

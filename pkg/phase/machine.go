@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Step runs one stage of an Investigation. It reads the Incident and the
@@ -357,16 +358,9 @@ func summary(step runlorev1.InvestigationStep, st *runlorev1.InvestigationStatus
 
 // Truncate bounds a status message to n bytes, ending it with "..." and
 // never cutting a UTF-8 character in half.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+//
+// Deprecated: use textutil.Truncate.
+func Truncate(s string, n int) string { return textutil.Truncate(s, n) }
 
 func (m *Machine) now() time.Time {
 	if m.Now != nil {

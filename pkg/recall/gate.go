@@ -27,6 +27,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/outcome"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Gate names, as written to RecallDecision.Gates.
@@ -352,7 +353,7 @@ func formatRatio(m float64) string {
 
 func gate(name string, passed bool, reason string) runlorev1.GateResult {
 	if len(reason) > 1024 {
-		reason = truncate(reason, 1021) + "..."
+		reason = textutil.Prefix(reason, 1021) + "..."
 	}
 	return runlorev1.GateResult{Gate: name, Passed: passed, Reason: reason}
 }

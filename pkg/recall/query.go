@@ -23,6 +23,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Query is what recall searches with: the enriched incident text and the
@@ -69,7 +70,7 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 		}
 	}
 	add(inc.Title)
-	add(truncate(inc.Message, maxMessageBytes))
+	add(textutil.Prefix(inc.Message, maxMessageBytes))
 	if inc.AlertName != "" {
 		add(inc.AlertName)
 		add(splitCamel(inc.AlertName))
@@ -110,19 +111,6 @@ func splitCamel(s string) string {
 	}
 	return b.String()
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut]
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func dedupe(parts []string) []string {
 	seen := make(map[string]bool, len(parts))

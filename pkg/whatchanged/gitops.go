@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/kuberead"
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
 
@@ -318,9 +319,4 @@ func ResolveGitRepository(ctx context.Context, c client.Reader, namespace, name 
 	return url, auth, nil
 }
 
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+func bound(s string, n int) string { return textutil.Truncate(s, n) }

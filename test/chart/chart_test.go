@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,6 +160,14 @@ func TestRBACInvariants(t *testing.T) {
 							g.Expect(res).NotTo(Equal("pods/log"), "pods/log is never cluster-wide")
 							g.Expect(res).NotTo(Equal("secrets"), "Secrets are never readable cluster-wide")
 						}
+						if hasWrite(r.Verbs) && slices.Equal(r.APIGroups, []string{"admissionregistration.k8s.io"}) {
+							// The certificate bootstrap injects its CA into
+							// RunLore's own webhook configuration only.
+							g.Expect(r.Resources).To(Equal([]string{"mutatingwebhookconfigurations"}))
+							g.Expect(r.ResourceNames).To(HaveLen(1), "one webhook configuration, by name")
+							g.Expect(r.Verbs).To(ConsistOf("get", "update"))
+							continue
+						}
 						if hasWrite(r.Verbs) {
 							for _, grp := range r.APIGroups {
 								g.Expect(grp).To(BeElementOf("runlore.io", "events.k8s.io"),
@@ -173,7 +182,15 @@ func TestRBACInvariants(t *testing.T) {
 						for _, res := range r.Resources {
 							if res == "secrets" {
 								g.Expect(r.ResourceNames).NotTo(BeEmpty(), "Secrets only by name")
-								g.Expect(r.Verbs).To(Equal([]string{"get"}))
+								if slices.Contains(r.Verbs, "update") {
+									// Only the serving certificate the operator
+									// bootstraps and rotates is written.
+									g.Expect(r.Verbs).To(Equal([]string{"get", "update"}))
+									g.Expect(r.ResourceNames).To(HaveLen(1))
+									g.Expect(r.ResourceNames[0]).To(HaveSuffix("-webhook-cert"))
+								} else {
+									g.Expect(r.Verbs).To(Equal([]string{"get"}))
+								}
 							}
 						}
 					}

@@ -42,3 +42,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "runlore.webhookCertSecret" -}}
 {{- printf "%s-webhook-cert" (include "runlore.fullname" .) -}}
 {{- end -}}
+
+{{- define "runlore.stampKeySecret" -}}
+{{- default (printf "%s-stamp-key" (include "runlore.fullname" .)) .Values.webhook.stampKey.existingSecret -}}
+{{- end -}}
+
+{{- define "runlore.webhookConfiguration" -}}
+{{- printf "%s-verbs" (include "runlore.fullname" .) -}}
+{{- end -}}

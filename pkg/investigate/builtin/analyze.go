@@ -29,6 +29,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // MaxConfidence caps any cause the analyzer names: rules without a model
@@ -154,7 +155,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	}
 	for _, h := range hyps {
 		rc := runlorev1.RootCause{
-			Summary: truncate(h.summary, 1024), Confidence: FormatConfidence(h.confidence),
+			Summary: textutil.Truncate(h.summary, 1024), Confidence: FormatConfidence(h.confidence),
 			Evidence: limit(h.evidence, 32), Entities: limit(h.entities, 32),
 		}
 		if req.Workload != "" {
@@ -605,7 +606,7 @@ func changeEvidence(c incident.Change, via string) string {
 	if via != "" && via != c.Ref() {
 		line += " (touches " + via + ")"
 	}
-	return truncate(line, 512)
+	return textutil.Truncate(line, 512)
 }
 
 func revisionOf(c incident.Change) string {
@@ -628,7 +629,7 @@ func quote(tool, text string, needles ...string) []string {
 			ok = ok && strings.Contains(line, n)
 		}
 		if ok {
-			return []string{truncate(tool+": "+strings.TrimSpace(line), 512)}
+			return []string{textutil.Truncate(tool+": "+strings.TrimSpace(line), 512)}
 		}
 	}
 	// The pod line and its container line are separate; fall back to the
@@ -659,13 +660,6 @@ func nameOr(a, b string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
 
 func limit(s []string, n int) []string {
 	if len(s) > n {

@@ -33,6 +33,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Result is what a tool returns: Text for a model (already bounded) and Data,
@@ -139,7 +141,7 @@ func Truncate(s string, max int) string {
 	if max <= 0 || len(s) <= max {
 		return s
 	}
-	cut := s[:max]
+	cut := textutil.Prefix(s, max)
 	if i := strings.LastIndexByte(cut, '\n'); i > max/2 {
 		cut = cut[:i+1]
 	}
@@ -208,8 +210,5 @@ func ago(now, t time.Time) string {
 
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
+	return textutil.TruncateMark(s, max, "…")
 }

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/kuberead"
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
@@ -383,9 +384,4 @@ func (c *Collector) credentials(ctx context.Context, ns, url string) (transport.
 	return nil, nil
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+func clip(s string, n int) string { return textutil.Truncate(s, n) }

@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/rds"
 	rdstypes "github.com/aws/aws-sdk-go-v2/service/rds/types"
 
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
@@ -129,10 +130,7 @@ const maxARNBytes = 2048
 // knows. Errors wrap whatchanged.ErrInvalidResource and name the field.
 func ParseResourceARN(s string) (Resource, error) {
 	bad := func(why string) (Resource, error) {
-		shown := s
-		if len(shown) > 120 {
-			shown = shown[:120] + "..."
-		}
+		shown := textutil.Truncate(s, 120)
 		return Resource{}, fmt.Errorf("%w: arn %q: %s; %s", whatchanged.ErrInvalidResource, shown, why, arnForms)
 	}
 	if len(s) > maxARNBytes {

@@ -22,7 +22,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +34,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/runlore/runlore/pkg/gitauth"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // fetchRefSpecs mirror every branch and tag, so any deployed revision that is
@@ -119,21 +121,9 @@ func (m *Mirror) setAuth(auth transport.AuthMethod) {
 // URL is the mirrored repository's URL with any embedded password removed.
 func (m *Mirror) URL() string { return RedactURL(m.url) }
 
-// RedactURL drops the password of a URL with embedded credentials
-// (https://user:token@host/repo), so it can appear in notes and logs.
-func RedactURL(raw string) string {
-	u, err := neturl.Parse(raw)
-	if err != nil || u.User == nil {
-		if at := strings.LastIndex(raw, "@"); at > 0 && strings.Contains(raw[:at], "://") {
-			return raw[:strings.Index(raw, "://")+3] + "REDACTED" + raw[at:]
-		}
-		return raw
-	}
-	if _, hasPassword := u.User.Password(); hasPassword {
-		u.User = neturl.User(u.User.Username())
-	}
-	return u.String()
-}
+// RedactURL removes the credentials a URL carries (gitauth.RedactURL), so
+// it can appear in notes and logs.
+func RedactURL(raw string) string { return gitauth.RedactURL(raw) }
 
 // Fetches counts the fetches this mirror has made; tests use it to prove a
 // warm mirror does not touch the network.
@@ -224,9 +214,7 @@ func (m *Mirror) FirstParent(ctx context.Context, h plumbing.Hash) (plumbing.Has
 
 func infoOf(c *object.Commit) CommitInfo {
 	msg := strings.TrimSpace(c.Message)
-	if len(msg) > 500 {
-		msg = msg[:500] + "..."
-	}
+	msg = textutil.Truncate(msg, 500)
 	return CommitInfo{Hash: c.Hash.String(), Author: c.Author.Name, When: c.Author.When, Message: msg}
 }
 

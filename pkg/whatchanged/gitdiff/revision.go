@@ -27,6 +27,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Digest algorithms a revision can carry.
@@ -192,9 +194,4 @@ func checkRef(ref string) error {
 	return nil
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
+func clip(s string) string { return textutil.Truncate(s, 80) }

@@ -32,6 +32,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // sensitiveEnvName matches env names whose literal values are withheld from
@@ -207,12 +209,7 @@ func emptyAsNone(s string) string {
 	return s
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+func clip(s string, n int) string { return textutil.Truncate(s, n) }
 
 // consumes reports the ConfigMaps and Secrets a pod template reads, by name.
 func consumes(spec corev1.PodSpec) (configMaps, secrets map[string]bool) {

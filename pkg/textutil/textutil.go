@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package textutil bounds text that enters a status field, a pull request
+// body, an Event or a message: every cut lands on a UTF-8 boundary, so what
+// is left is never a broken character.
+package textutil
+
+import (
+	"unicode/utf8"
+)
+
+// Ellipsis is the mark Truncate leaves where it cut.
+const Ellipsis = "..."
+
+// Truncate bounds s to at most n bytes, ending a cut one with "...".
+func Truncate(s string, n int) string { return TruncateMark(s, n, Ellipsis) }
+
+// TruncateMark bounds s to at most n bytes, ending a cut one with mark;
+// when n leaves no room for the mark, s is only cut.
+func TruncateMark(s string, n int, mark string) string {
+	if len(s) <= n {
+		return s
+	}
+	if n < len(mark) {
+		return Prefix(s, n)
+	}
+	return Prefix(s, n-len(mark)) + mark
+}
+
+// Prefix is the longest prefix of s of at most n bytes that does not end
+// inside a UTF-8 character.
+func Prefix(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	// A character is at most utf8.UTFMax bytes: back up over at most
+	// UTFMax-1 continuation bytes, so a string that is not UTF-8 at all is
+	// cut at n rather than emptied.
+	for back := 0; back < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); back++ {
+		cut--
+	}
+	if !utf8.RuneStart(s[cut]) {
+		cut = n
+	}
+	return s[:cut]
+}
+
+// Runes bounds s to at most n characters, ending a cut one with "…";
+// invalid UTF-8 is replaced first.
+func Runes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if !utf8.ValidString(s) {
+		s = toValid(s)
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func toValid(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		out = append(out, r) // range yields U+FFFD for each invalid byte
+	}
+	return string(out)
+}
