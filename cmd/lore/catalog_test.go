@@ -132,3 +132,40 @@ func TestCatalogSearchSeed(t *testing.T) {
 	g.Expect(code).To(Equal(0))
 	g.Expect(out).To(ContainSubstring("cert-manager-certificate-expiry.md"))
 }
+
+func TestKBImportRewritesProseIncidents(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	prose := "---\ntype: Incident\ntitle: api restarts\ndescription: d\nresource: payments/api\ntags: [KubePodCrashLooping]\n---\n" +
+		"The api pods restart in a loop.\n\nIt happens because the secret is missing.\n\nRestore the secret and restart.\n"
+	sectioned := "---\ntype: Incident\ntitle: t\ndescription: d\nresource: payments/api\ntags: [x]\n---\n## Symptom\ns\n## Investigate\ni\n## Cause\nc\n## Resolution\nr\n"
+	g.Expect(os.MkdirAll(filepath.Join(dir, "payments"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "payments/prose.md"), []byte(prose), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "payments/sectioned.md"), []byte(sectioned), 0o644)).To(Succeed())
+
+	var out, errOut bytes.Buffer
+	g.Expect(runKB([]string{"import", dir, "--dry-run"}, &out, &errOut)).To(Equal(0), errOut.String())
+	g.Expect(out.String()).To(Equal("payments/prose.md\n1 prose Incidents to rewrite under " + dir + "\n"))
+	data, err := os.ReadFile(filepath.Join(dir, "payments/prose.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(data)).To(Equal(prose), "a dry run writes nothing")
+
+	out.Reset()
+	g.Expect(runKB([]string{"import", dir}, &out, &errOut)).To(Equal(0), errOut.String())
+	data, err = os.ReadFile(filepath.Join(dir, "payments/prose.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(data)).To(ContainSubstring("## Symptom\n\nThe api pods restart in a loop."))
+	g.Expect(string(data)).To(ContainSubstring("## Cause\n\nIt happens because the secret is missing."))
+	g.Expect(string(data)).To(ContainSubstring("## Resolution\n\nRestore the secret and restart."))
+	g.Expect(string(data)).To(ContainSubstring("resource: payments/api"))
+	kept, err := os.ReadFile(filepath.Join(dir, "payments/sectioned.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(kept)).To(Equal(sectioned), "an entry with sections is not touched")
+
+	// The rewritten catalog validates without the prose warning.
+	code, vout, _ := runCatalogCmd("validate", dir)
+	g.Expect(code).To(Equal(0))
+	g.Expect(vout).NotTo(ContainSubstring("lore kb import"))
+
+	g.Expect(runKB([]string{"import"}, &out, &errOut)).To(Equal(2), "DIR is required")
+}

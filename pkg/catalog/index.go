@@ -97,19 +97,14 @@ type Hit struct {
 	// resource and symptom. Score/SelfScore is a corpus-portable match
 	// strength; see Normalized.
 	SelfScore float64
-	// Text is what the query's symptom clauses (title, prose, tags; the
-	// entry's own identity terms left out) add to the entry's score,
-	// without bleve's query norm and coordination factor, which depend on
-	// how long the query is; SelfText is the same for the entry's own best
-	// match. Text/SelfText (TextMatch) is how much of what the entry says
-	// about its symptom the incident says too, in any catalog and for any
-	// query length.
+	// Text is the symptom vocabulary the query shares with the entry: the
+	// field boosts of the title, prose and tag terms both hold, the entry's
+	// own identity terms left out; SelfText is the same for the entry's own
+	// best match. Neither reads a corpus statistic, so Text/SelfText
+	// (TextMatch) — how much of what the entry says about its symptom the
+	// incident says too — means the same in any catalog and for any query
+	// length.
 	Text, SelfText float64
-	// Coverage is the share of the query's symptom terms the entry holds,
-	// each weighted by the most it could add (see scoreParts): the query's
-	// best possible score as the denominator, so a verbose alert whose
-	// words the entry mostly lacks reads low in any catalog.
-	Coverage float64
 }
 
 // TextMatch is Text ÷ SelfText, clamped to [0, 1].
@@ -511,7 +506,7 @@ func (ix *Index) searchOn(ctx context.Context, st *state, text string, k int) ([
 		if err != nil {
 			return nil, err
 		}
-		hits = append(hits, Hit{Document: *d, Score: m.score, SelfScore: self.score, Text: q.text, SelfText: self.text, Coverage: q.coverage})
+		hits = append(hits, Hit{Document: *d, Score: m.score, SelfScore: self.score, Text: q.text, SelfText: self.text})
 	}
 	return hits, nil
 }

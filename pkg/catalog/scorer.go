@@ -136,10 +136,7 @@ func (c *scoredClause) upperBound() float64 {
 // pruned clause set and the segment offsets.
 type preparedQuery struct {
 	clauses []scoredClause
-	// queryNorm is bleve's query norm; a clause's score over it is the
-	// clause's weight in the query alone, comparable across queries.
-	queryNorm float64
-	offsets   []uint64
+	offsets []uint64
 	// finishedSeenOnly counts the clauses topK walked for seen documents
 	// only, and jumped the clauses it advanced from one to the next; tests
 	// read them.
@@ -229,7 +226,6 @@ func prepare(r index.IndexReader, text string) (*preparedQuery, error) {
 		return nil, nil
 	}
 	queryNorm := 1.0 / math.Sqrt(sumOfSquaredWeights)
-	p.queryNorm = queryNorm
 	for i := range p.clauses {
 		c := &p.clauses[i]
 		c.weight = c.boost * c.idf * queryNorm
@@ -503,19 +499,18 @@ func (p *preparedQuery) scoreOne(doc uint64) (float64, error) {
 	return parts.score, err
 }
 
-// scoreParts is one document's score for a query, and the query-norm-free
-// sums Gate 2 reads: text sums the symptom clauses (title, prose, tags)
-// whose term is not one of the document's identity terms — what the query
-// says about the symptom, apart from naming the workload.
+// scoreParts is one document's score for a query, and what Gate 2 reads
+// beside it: text is the symptom vocabulary the query and the document
+// share — the field boosts of the symptom clauses (title, prose, tags)
+// that match, leaving out the document's own identity terms. It reads no
+// corpus statistic (no IDF, no length norm, no query norm), so the same
+// entry and incident give the same text in any catalog; only the pruning
+// of very common prose terms, applied alike to an incident's query and to
+// the entry's own, depends on the corpus.
 type scoreParts struct {
-	score     float64
-	raw, text float64
-	// coverage is the share of the query's symptom terms the document
-	// holds, each term weighted by the most it could add in any field
-	// (its saturated BM25 weight) and credited with the most it adds in
-	// one: how much of what the incident says the entry explains.
-	coverage float64
-	matched  int
+	score   float64
+	text    float64
+	matched int
 }
 
 // parts scores one document, jumping each clause's postings in the
@@ -528,13 +523,9 @@ func (p *preparedQuery) parts(doc uint64, identity map[string]bool) (scoreParts,
 	}
 	offset := p.offsets[seg]
 	var sum float64
-	possible, got := map[string]float64{}, map[string]float64{}
 	for i := range p.clauses {
 		c := &p.clauses[i]
-		symptom := symptomField(c.field) && !identity[c.term] && p.queryNorm > 0
-		if symptom {
-			possible[c.term] = max(possible[c.term], c.upperBound()/p.queryNorm)
-		}
+		symptom := symptomField(c.field) && !identity[c.term]
 		for _, sp := range c.lists {
 			if sp.offset != offset {
 				continue
@@ -550,27 +541,14 @@ func (p *preparedQuery) parts(doc uint64, identity map[string]bool) (scoreParts,
 				return scoreParts{}, fmt.Errorf("scoring the catalog entry: %w", err)
 			}
 			if post != nil && sp.offset+post.Number() == doc {
-				s := c.termScore(post)
-				sum += s
+				sum += c.termScore(post)
 				out.matched++
-				if p.queryNorm > 0 {
-					out.raw += s / p.queryNorm
-					if symptom {
-						out.text += s / p.queryNorm
-						got[c.term] = max(got[c.term], s/p.queryNorm)
-					}
+				if symptom {
+					out.text += c.boost
 				}
 			}
 		}
 	}
 	out.score = sum * (float64(out.matched) / float64(len(p.clauses)))
-	var pos, hit float64
-	for t, w := range possible {
-		pos += w
-		hit += min(got[t], w)
-	}
-	if pos > 0 {
-		out.coverage = hit / pos
-	}
 	return out, nil
 }

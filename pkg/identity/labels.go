@@ -86,8 +86,8 @@ var objectLabels = []struct{ label, kind string }{
 //     exported_namespace; an Argo CD Application by name with its
 //     project, dest_namespace or sync/health status.
 //   - cert-manager: a Certificate by name in exported_namespace.
-//   - blackbox and TargetDown: service (else, for TargetDown, job) in
-//     namespace.
+//   - blackbox: the in-cluster Service a probe's URL names; TargetDown:
+//     service (else job) in namespace.
 //   - node-exporter: instance (else node or nodename) is a Node.
 //
 // exported_namespace wins over namespace: Prometheus renames an object's
@@ -99,6 +99,9 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 		return w
 	}
 	if w := nodeFromLabels(labels); w != nil {
+		return w
+	}
+	if w := probedService(labels); w != nil {
 		return w
 	}
 	ns := labels["exported_namespace"]
@@ -213,6 +216,31 @@ func nodeFromLabels(labels map[string]string) *runlorev1.Workload {
 		return nil
 	}
 	return &runlorev1.Workload{Kind: KindNode, Name: name}
+}
+
+// probedService reads a blackbox probe's target: a Probe's job is
+// probe/<namespace>/<name>, a blackbox scrape job names the exporter, and
+// the instance is the probed URL; an in-cluster URL
+// (http://<service>.<namespace>.svc[.cluster.local][:port]/path) names the
+// Service it probes.
+func probedService(labels map[string]string) *runlorev1.Workload {
+	job := labels["job"]
+	if !strings.Contains(job, "blackbox") && !strings.HasPrefix(job, "probe/") {
+		return nil
+	}
+	target := labels["instance"]
+	if i := strings.Index(target, "://"); i >= 0 {
+		target = target[i+3:]
+	}
+	if i := strings.IndexAny(target, "/?#"); i >= 0 {
+		target = target[:i]
+	}
+	host := hostOf(target)
+	parts := strings.Split(host, ".")
+	if len(parts) >= 3 && parts[2] == "svc" && parts[0] != "" && parts[1] != "" {
+		return &runlorev1.Workload{Namespace: parts[1], Kind: KindService, Name: parts[0]}
+	}
+	return nil
 }
 
 // hostOf is an instance label without its port.

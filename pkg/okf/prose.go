@@ -72,6 +72,11 @@ func paragraphs(body string) []string {
 		}
 		cur.WriteString(raw + "\n")
 	}
+	if inFence {
+		// An unclosed fence is closed, so a rewrite cannot swallow the
+		// headings written after it.
+		cur.WriteString(strings.Repeat(string(open.char), open.width) + "\n")
+	}
 	flush()
 	return out
 }
@@ -113,7 +118,9 @@ func (e *Entry) Quote(maxBytes int) string {
 }
 
 var (
-	causeCue      = regexp.MustCompile(`(?i)\b(because|caused by|root cause|due to|the cause|was the cause|turned out|happens when|occurs when|triggered by|the reason)\b`)
+	causeCue = regexp.MustCompile(`(?i)\b(has no|is missing|was never|were never|lost its|because|caused by|root cause|due to|the cause|was the cause|turned out|happens when|occurs when|triggered by|the reason)\b`)
+	// imperative opens a paragraph that tells the reader what to do.
+	imperative    = regexp.MustCompile(`^(?i)(allow|add|set|update|remove|drop|change|restore|lower|raise|pin|enable|disable|upgrade|downgrade|move|replace|patch|apply|edit|configure|delete|restart|roll|revert|run|re-?run|scale|increase|rotate|bump|fix|reduce|exclude|put|give|find)\b`)
 	resolutionCue = regexp.MustCompile(`(?i)\b(to fix|fix(ed)? (it|this|by)|the fix|resolve[ds]?|resolution|remediat\w*|mitigat\w*|workaround|roll(ed)? ?back|revert(ed)?|restart(ed)?|increase[ds]?|raise[ds]?|delete[ds]?|scale[ds]?|kubectl|re-?run|rotate[ds]?|bump(ed)?)\b`)
 )
 
@@ -139,6 +146,8 @@ func Sectionize(e *Entry) (string, bool) {
 			}
 		case i == 0 && !causeCue.MatchString(p):
 			last = &symptom
+		case imperative.MatchString(p):
+			last = &resolution
 		case causeCue.MatchString(p) && !(resolutionCue.MatchString(p) && len(cause) > 0):
 			last = &cause
 		case resolutionCue.MatchString(p):

@@ -61,17 +61,14 @@ type Candidate struct {
 	LastValidated time.Time
 	// Score is the raw BM25 score for the incident's query; SelfScore is the
 	// score the entry earns for its own best possible match under the same
-	// query shape. Score/SelfScore is what Gate 2 reads.
+	// query shape. Score ranks the candidates; Gate 2 reads TextMatch.
 	Score     float64
 	SelfScore float64
-	// Text and SelfText are the query-norm-free symptom sums the catalog
-	// reports (catalog.Hit): Text/SelfText is the share of what the entry
-	// says about its symptom that the incident says too, leaving out the
-	// words that only name the workload.
+	// Text and SelfText are the symptom vocabulary the catalog reports
+	// (catalog.Hit): Text/SelfText is the share of what the entry says
+	// about its symptom that the incident says too, leaving out the words
+	// that only name the workload, with no corpus statistic in it.
 	Text, SelfText float64
-	// Coverage is the share of the incident's symptom terms the entry
-	// holds, weighted by what each could add (catalog.Hit.Coverage).
-	Coverage float64
 }
 
 // Recallable reports whether the entry may fire or lead: draft and retired
