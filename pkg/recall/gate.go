@@ -148,9 +148,15 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 
 	var fired *eligible
 	var sep float64
-	if rr != nil && p.Rerank {
+	switch {
+	case rr != nil && p.Rerank:
 		fired, sep = rerankGate(ctx, in, rr, pool, &res)
-	} else {
+	case p.Rerank:
+		// Asked for, but there is no model to ask: say so, and let the
+		// margin decide rather than fail or fire on nothing.
+		d.Gates = append(d.Gates, gate(GateRerank, false, "the RecallPolicy asks for the reranker, but no model is configured: the margin gate decides"))
+		fired, sep = marginGates(p, pool, d)
+	default:
 		fired, sep = marginGates(p, pool, d)
 	}
 	if fired != nil {

@@ -612,3 +612,16 @@ func TestEntries(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got[0].Name()).To(Equal("main-api-oom"))
 }
+
+func TestRerankWithoutAModelSaysSo(t *testing.T) {
+	g := NewWithT(t)
+	p := DefaultPolicy()
+	p.Rerank = true
+	res := decide(Input{Query: Query{Text: "x", Workload: wl("payments", "Deployment", "api")},
+		Candidates: []Candidate{cand("a.md", "payments/api", 10, 0.6)}, Policy: p})
+	rr := gateByName(res.Decision, GateRerank)
+	g.Expect(rr).To(HaveLen(1))
+	g.Expect(rr[0].Passed).To(BeFalse())
+	g.Expect(rr[0].Reason).To(ContainSubstring("no model is configured"))
+	g.Expect(res.Fired).NotTo(BeNil(), "the margin gate still decides")
+}
