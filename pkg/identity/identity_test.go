@@ -162,3 +162,22 @@ func FuzzFromLabels(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFromLabelsExporters checks the exporter readings: no label set
+// panics them, and a derived identity always has a name and, when it is
+// namespaced, a namespace Parse would accept back.
+func FuzzFromLabelsExporters(f *testing.F) {
+	f.Add("KubeHpaMaxedOut", "kube-state-metrics", "shop", "", "frontend", "", "")
+	f.Add("CertManagerCertExpirySoon", "cert-manager", "cert-manager", "edge", "", "api-tls", "")
+	f.Add("NodeFilesystemSpaceFillingUp", "node-exporter", "monitoring", "", "", "", "10.0.3.17:9100")
+	f.Add("BlackboxProbeFailed", "blackbox", "monitoring", "", "", "", "http://checkout.shop.svc:8080/healthz")
+	f.Add("AwsRdsCpuUtilizationHigh", "yace", "", "", "", "arn:aws:rds:eu-west-1:1:db:x", "")
+	f.Add("TargetDown", "orders-api", "orders", "", "", "", "")
+	f.Fuzz(func(t *testing.T, alert, job, ns, exportedNS, hpa, name, instance string) {
+		w := FromLabels(map[string]string{"alertname": alert, "job": job, "namespace": ns, "exported_namespace": exportedNS,
+			"horizontalpodautoscaler": hpa, "name": name, "instance": instance, "kind": alert})
+		if w != nil && w.Name == "" {
+			t.Fatalf("empty name from %q %q %q %q %q %q %q", alert, job, ns, exportedNS, hpa, name, instance)
+		}
+	})
+}
