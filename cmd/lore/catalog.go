@@ -125,6 +125,8 @@ type searchHit struct {
 	Fingerprint   string   `json:"fingerprint,omitempty"`
 	Score         float64  `json:"score"`
 	SelfScore     float64  `json:"self_score"`
+	// TextMatch is the symptom match recall's Gate 2 reads.
+	TextMatch float64 `json:"text_match"`
 }
 
 func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
@@ -172,7 +174,7 @@ func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
 			out = append(out, searchHit{
 				ID: h.ID, Catalog: h.Catalog, Path: h.Path, Type: h.Type, Title: h.Title, Description: h.Description,
 				Resource: h.Resource, Status: string(h.Status), Tags: h.Tags, Timestamp: okf.FormatDate(h.Timestamp),
-				LastValidated: okf.FormatDate(h.LastValidated), Fingerprint: h.Fingerprint, Score: h.Score, SelfScore: h.SelfScore,
+				LastValidated: okf.FormatDate(h.LastValidated), Fingerprint: h.Fingerprint, Score: h.Score, SelfScore: h.SelfScore, TextMatch: h.TextMatch(),
 			})
 		}
 		enc := json.NewEncoder(stdout)
@@ -184,9 +186,9 @@ func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tSCORE\tMATCH\tTYPE\tPATH\tTITLE")
+	fmt.Fprintln(tw, "RANK\tSCORE\tMATCH\tSYMPTOM\tTYPE\tPATH\tTITLE")
 	for i, h := range hits {
-		fmt.Fprintf(tw, "%d\t%.3f\t%.2f\t%s\t%s\t%s\n", i+1, h.Score, h.Normalized(), h.Type, h.Path, h.Title)
+		fmt.Fprintf(tw, "%d\t%.3f\t%.2f\t%.2f\t%s\t%s\t%s\n", i+1, h.Score, h.Normalized(), h.TextMatch(), h.Type, h.Path, h.Title)
 	}
 	if err := tw.Flush(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		return 2

@@ -38,15 +38,24 @@ import (
 
 const kbUsage = `Usage:
   lore kb export --namespace NS --dir DIR [--kubeconfig FILE] [--all]
+  lore kb import DIR [--dry-run]
 
-Writes the curated draft KnowledgeEntries of a namespace as OKF files under
-DIR, at their catalog paths, so a human can review them and commit them to
-the catalog by hand (for catalogs without a forge). Drafts already merged or
-rejected are skipped unless --all is given.
+export writes the curated draft KnowledgeEntries of a namespace as OKF files
+under DIR, at their catalog paths, so a human can review them and commit them
+to the catalog by hand (for catalogs without a forge). Drafts already merged
+or rejected are skipped unless --all is given.
+
+import rewrites the Incidents of the catalog in DIR whose symptom, cause and
+fix are prose (no ## Symptom, ## Cause or ## Resolution heading) into the
+sectioned form, in place, for a reviewed pull request; a section the prose
+does not fill is marked for the reviewer. --dry-run only lists them.
 `
 
 // runKB runs `lore kb`.
 func runKB(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "import" {
+		return runKBImport(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "export" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			fmt.Fprint(stdout, kbUsage)
@@ -156,4 +165,80 @@ func writeDraft(dir string, ke *runlorev1.KnowledgeEntry) error {
 		return err
 	}
 	return os.WriteFile(file, []byte(ke.Spec.Body), 0o644)
+}
+
+// runKBImport runs `lore kb import DIR`.
+func runKBImport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kb import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, kbUsage) }
+	dryRun := fs.Bool("dry-run", false, "list the entries that would be rewritten, write nothing")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "lore kb import: want one DIR, got %d arguments\n%s", len(pos), kbUsage)
+		return 2
+	}
+	n, err := importProse(pos[0], *dryRun, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "lore kb import: %v\n", err)
+		return 1
+	}
+	verb := "rewritten"
+	if *dryRun {
+		verb = "to rewrite"
+	}
+	fmt.Fprintf(stdout, "%d prose Incidents %s under %s\n", n, verb, pos[0])
+	return 0
+}
+
+// importProse rewrites each prose Incident under dir into sections. An
+// entry that does not parse is an error naming it; the others are still
+// rewritten. The frontmatter is rendered back with every key kept.
+func importProse(dir string, dryRun bool, out io.Writer) (int, error) {
+	files, err := okf.ReadFS(os.DirFS(dir), ".")
+	if err != nil {
+		return 0, err
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var errs []error
+	n := 0
+	for _, p := range paths {
+		if len(files[p]) > okf.MaxEntryBytes {
+			continue
+		}
+		e, err := okf.Parse(p, files[p])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		body, ok := okf.Sectionize(e)
+		if !ok {
+			continue
+		}
+		e.Body = "\n" + body
+		data, err := okf.Render(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		n++
+		fmt.Fprintf(out, "%s\n", p)
+		if dryRun {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), data, 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
 }

@@ -51,7 +51,8 @@ type segmentPostings struct {
 
 // scoredClause is a clause that survived pruning, with its postings.
 type scoredClause struct {
-	lists []segmentPostings
+	field, term string
+	lists       []segmentPostings
 	// idf and avgLen are bleve's BM25 statistics for the clause's term and
 	// field; avgLen 0 means bleve falls back to TF-IDF.
 	idf, avgLen float64
@@ -198,7 +199,7 @@ func prepare(r index.IndexReader, text string) (*preparedQuery, error) {
 		if err != nil {
 			return nil, err
 		}
-		sc := scoredClause{avgLen: fs.avgLen, boost: c.boost, denoms: fs.denoms}
+		sc := scoredClause{field: c.field, term: c.term, avgLen: fs.avgLen, boost: c.boost, denoms: fs.denoms}
 		for i, d := range fs.dicts {
 			pl, err := d.PostingsList([]byte(c.term), segs[i].Deleted(), nil)
 			if err != nil {
@@ -494,15 +495,37 @@ func (a *accumulator) best(k int, total float64) []scoredDoc {
 // scoreOne is the disjunction's score for one document only, jumping each
 // clause's postings in the document's segment straight to it.
 func (p *preparedQuery) scoreOne(doc uint64) (float64, error) {
+	parts, err := p.parts(doc, nil)
+	return parts.score, err
+}
+
+// scoreParts is one document's score for a query, and what Gate 2 reads
+// beside it: text is the symptom vocabulary the query and the document
+// share — the field boosts of the symptom clauses (title, prose, tags)
+// that match, leaving out the document's own identity terms. It reads no
+// corpus statistic (no IDF, no length norm, no query norm), so the same
+// entry and incident give the same text in any catalog; only the pruning
+// of very common prose terms, applied alike to an incident's query and to
+// the entry's own, depends on the corpus.
+type scoreParts struct {
+	score   float64
+	text    float64
+	matched int
+}
+
+// parts scores one document, jumping each clause's postings in the
+// document's segment straight to it; identity terms are left out of text.
+func (p *preparedQuery) parts(doc uint64, identity map[string]bool) (scoreParts, error) {
+	var out scoreParts
 	seg := sort.Search(len(p.offsets), func(i int) bool { return p.offsets[i] > doc }) - 1
 	if seg < 0 {
-		return 0, nil
+		return out, nil
 	}
 	offset := p.offsets[seg]
 	var sum float64
-	var matched int
 	for i := range p.clauses {
 		c := &p.clauses[i]
+		symptom := symptomField(c.field) && !identity[c.term]
 		for _, sp := range c.lists {
 			if sp.offset != offset {
 				continue
@@ -515,13 +538,17 @@ func (p *preparedQuery) scoreOne(doc uint64) (float64, error) {
 				post, err = it.Advance(doc - sp.offset)
 			}
 			if err != nil {
-				return 0, fmt.Errorf("scoring the catalog entry: %w", err)
+				return scoreParts{}, fmt.Errorf("scoring the catalog entry: %w", err)
 			}
 			if post != nil && sp.offset+post.Number() == doc {
 				sum += c.termScore(post)
-				matched++
+				out.matched++
+				if symptom {
+					out.text += c.boost
+				}
 			}
 		}
 	}
-	return sum * (float64(matched) / float64(len(p.clauses))), nil
+	out.score = sum * (float64(out.matched) / float64(len(p.clauses)))
+	return out, nil
 }

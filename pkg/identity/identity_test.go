@@ -133,7 +133,8 @@ func TestString(t *testing.T) {
 // FuzzParse checks that no resource string panics the parser and that a
 // parsed identity always agrees with itself.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"apps/web", "Deployment/apps/web", "arn:aws:rds:eu-west-1:1:db:x", "x", "a//b", "arn::::::"} {
+	for _, s := range []string{"apps/web", "Deployment/apps/web", "arn:aws:rds:eu-west-1:1:db:x", "x", "a//b", "arn::::::",
+		"apps/deploy/web", "k8s://apps/deployment/web", "kubernetes://Deployment/apps/web", "helmrelease://*", "apps/*", "Namespace/apps", "Node/*", "node://n1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -158,6 +159,25 @@ func FuzzFromLabels(f *testing.F) {
 		w := FromLabels(map[string]string{"namespace": ns, "pod": pod, "resource_arn": arn, "job_name": job})
 		if w != nil && w.Name == "" {
 			t.Fatalf("empty name from ns=%q pod=%q arn=%q job=%q", ns, pod, arn, job)
+		}
+	})
+}
+
+// FuzzFromLabelsExporters checks the exporter readings: no label set
+// panics them, and a derived identity always has a name and, when it is
+// namespaced, a namespace Parse would accept back.
+func FuzzFromLabelsExporters(f *testing.F) {
+	f.Add("KubeHpaMaxedOut", "kube-state-metrics", "shop", "", "frontend", "", "")
+	f.Add("CertManagerCertExpirySoon", "cert-manager", "cert-manager", "edge", "", "api-tls", "")
+	f.Add("NodeFilesystemSpaceFillingUp", "node-exporter", "monitoring", "", "", "", "10.0.3.17:9100")
+	f.Add("BlackboxProbeFailed", "blackbox", "monitoring", "", "", "", "http://checkout.shop.svc:8080/healthz")
+	f.Add("AwsRdsCpuUtilizationHigh", "yace", "", "", "", "arn:aws:rds:eu-west-1:1:db:x", "")
+	f.Add("TargetDown", "orders-api", "orders", "", "", "", "")
+	f.Fuzz(func(t *testing.T, alert, job, ns, exportedNS, hpa, name, instance string) {
+		w := FromLabels(map[string]string{"alertname": alert, "job": job, "namespace": ns, "exported_namespace": exportedNS,
+			"horizontalpodautoscaler": hpa, "name": name, "instance": instance, "kind": alert})
+		if w != nil && w.Name == "" {
+			t.Fatalf("empty name from %q %q %q %q %q %q %q", alert, job, ns, exportedNS, hpa, name, instance)
 		}
 	})
 }

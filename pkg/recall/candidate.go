@@ -61,9 +61,14 @@ type Candidate struct {
 	LastValidated time.Time
 	// Score is the raw BM25 score for the incident's query; SelfScore is the
 	// score the entry earns for its own best possible match under the same
-	// query shape. Score/SelfScore is what Gate 2 reads.
+	// query shape. Score ranks the candidates; Gate 2 reads TextMatch.
 	Score     float64
 	SelfScore float64
+	// Text and SelfText are the symptom vocabulary the catalog reports
+	// (catalog.Hit): Text/SelfText is the share of what the entry says
+	// about its symptom that the incident says too, leaving out the words
+	// that only name the workload, with no corpus statistic in it.
+	Text, SelfText float64
 }
 
 // Recallable reports whether the entry may fire or lead: draft and retired
@@ -87,6 +92,15 @@ func (c *Candidate) Match() float64 {
 		return 0
 	}
 	return min(c.Score/c.SelfScore, 1)
+}
+
+// TextMatch is Text over SelfText, in [0, 1]: the symptom agreement Gate 2
+// reads beside the structural tier.
+func (c *Candidate) TextMatch() float64 {
+	if c.SelfText <= 0 || c.Text <= 0 {
+		return 0
+	}
+	return min(c.Text/c.SelfText, 1)
 }
 
 // Searcher returns the k best catalog entries for an enriched incident
