@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/investigate"
@@ -78,6 +79,9 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 		return fmt.Errorf("start the local control plane: %w", err)
 	}
 	defer func() { _ = env.Stop() }()
+	// The recorded states use what they use; deprecation warnings about
+	// their kinds are not the suite's output.
+	cfg.WarningHandler = rest.NoWarnings{}
 	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	if err != nil {
 		return err
