@@ -202,18 +202,21 @@ type Case struct {
 	ModeHit bool                        `json:"mode_hit"`
 	// CatalogEntries and CatalogInvalid count the scenario's catalog/
 	// files the catalog reconciler indexed and skipped as invalid.
-	CatalogEntries int               `json:"catalog_entries,omitempty"`
-	CatalogInvalid int               `json:"catalog_invalid,omitempty"`
-	Passed         bool              `json:"passed"`
-	RootCauseHit   bool              `json:"root_cause_hit"`
-	Precision      float64           `json:"precision"`
-	BlamedWrong    bool              `json:"blamed_wrong"`
-	Calibration    float64           `json:"calibration"`
-	TopCause       string            `json:"top_cause,omitempty"`
-	Entities       []string          `json:"entities,omitempty"`
-	Confidence     string            `json:"confidence,omitempty"`
-	Verdict        runlorev1.Verdict `json:"verdict,omitempty"`
-	Unresolved     []string          `json:"unresolved,omitempty"`
+	CatalogEntries int `json:"catalog_entries,omitempty"`
+	CatalogInvalid int `json:"catalog_invalid,omitempty"`
+	// Recall is the Recall step's decision: the entry it fired on and
+	// each gate's verdict.
+	Recall       *runlorev1.RecallDecision `json:"recall,omitempty"`
+	Passed       bool                      `json:"passed"`
+	RootCauseHit bool                      `json:"root_cause_hit"`
+	Precision    float64                   `json:"precision"`
+	BlamedWrong  bool                      `json:"blamed_wrong"`
+	Calibration  float64                   `json:"calibration"`
+	TopCause     string                    `json:"top_cause,omitempty"`
+	Entities     []string                  `json:"entities,omitempty"`
+	Confidence   string                    `json:"confidence,omitempty"`
+	Verdict      runlorev1.Verdict         `json:"verdict,omitempty"`
+	Unresolved   []string                  `json:"unresolved,omitempty"`
 	// Changes is the length of the what-changed timeline the engine saw;
 	// TimelineWarnings are what the collectors could not read.
 	Changes          int              `json:"changes"`
@@ -389,6 +392,7 @@ func runOne(ctx context.Context, op *operator, s Scenario, engine *investigate.E
 		}
 	}
 	cs.Mode = inv.Status.Mode
+	cs.Recall = inv.Status.Recall
 	f := inv.Status.Result
 	if f == nil {
 		if cs.Error == "" {
