@@ -26,12 +26,14 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/model"
-	"github.com/runlore/runlore/test/testenv"
+	"github.com/runlore/runlore/pkg/scheme"
 )
 
 // InvestigateCommand is `lore eval investigate --scenarios DIR [--model
@@ -69,7 +71,11 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if len(suite) == 0 {
 		return fmt.Errorf("--scenarios %s holds no scenario folders", *dir)
 	}
-	env, err := testenv.New()
+	embedded, err := controlplane.EmbeddedCRDs()
+	if err != nil {
+		return err
+	}
+	env, err := controlplane.New(controlplane.Options{CRDs: embedded})
 	if err != nil {
 		return err
 	}
@@ -78,11 +84,14 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 		return fmt.Errorf("start the local control plane: %w", err)
 	}
 	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	// The recorded states use what they use; deprecation warnings about
+	// their kinds are not the suite's output.
+	cfg.WarningHandler = rest.NoWarnings{}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}
-	report, err := Run(ctx, c, suite, func(s Scenario) *investigate.Engine {
+	report, err := Run(ctx, cfg, c, suite, func(s Scenario) *investigate.Engine {
 		now := func() time.Time { return s.Now }
 		kube := &tools.Kube{Client: c, Now: now}
 		return &investigate.Engine{Tools: tools.NewRegistry(kube.Tools()...), Provider: provider, Now: now}
@@ -93,9 +102,17 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(report)
+		err = enc.Encode(report)
+	} else {
+		err = WriteReport(stdout, report)
 	}
-	return WriteReport(stdout, report)
+	if err != nil {
+		return err
+	}
+	if report.Loaded < report.Scenarios {
+		return fmt.Errorf("%d of %d scenarios did not load", report.Scenarios-report.Loaded, report.Scenarios)
+	}
+	return nil
 }
 
 // WriteReport prints a report for people.
@@ -122,7 +139,7 @@ func WriteReport(w io.Writer, r Report) error {
 			p("     error: %s\n", c.Error)
 		}
 	}
-	p("\n%d/%d passed (%.0f%%), confident-wrong %d, mean precision %.2f, median %dms, %d model calls, %d tokens\n",
-		r.Passed, r.Scenarios, r.PassRate*100, r.ConfidentWrong, r.MeanPrecision, r.MedianDurationMS, r.ModelCalls, r.Tokens)
+	p("\n%d/%d loaded, %d/%d passed (%.0f%%), confident-wrong %d, mean precision %.2f, median %dms, %d model calls, %d tokens\n",
+		r.Loaded, r.Scenarios, r.Passed, r.Scenarios, r.PassRate*100, r.ConfidentWrong, r.MeanPrecision, r.MedianDurationMS, r.ModelCalls, r.Tokens)
 	return errors.Join(errs...)
 }
