@@ -97,6 +97,27 @@ type Hit struct {
 	// resource and symptom. Score/SelfScore is a corpus-portable match
 	// strength; see Normalized.
 	SelfScore float64
+	// Text is what the query's symptom clauses (title, prose, tags; the
+	// entry's own identity terms left out) add to the entry's score,
+	// without bleve's query norm and coordination factor, which depend on
+	// how long the query is; SelfText is the same for the entry's own best
+	// match. Text/SelfText (TextMatch) is how much of what the entry says
+	// about its symptom the incident says too, in any catalog and for any
+	// query length.
+	Text, SelfText float64
+	// Coverage is the share of the query's symptom terms the entry holds,
+	// each weighted by the most it could add (see scoreParts): the query's
+	// best possible score as the denominator, so a verbose alert whose
+	// words the entry mostly lacks reads low in any catalog.
+	Coverage float64
+}
+
+// TextMatch is Text ÷ SelfText, clamped to [0, 1].
+func (h Hit) TextMatch() float64 {
+	if h.SelfText <= 0 || h.Text <= 0 {
+		return 0
+	}
+	return min(h.Text/h.SelfText, 1)
 }
 
 // Normalized is Score ÷ SelfScore: how much of the entry's best possible
@@ -482,11 +503,15 @@ func (ix *Index) searchOn(ctx context.Context, st *state, text string, k int) ([
 		if !ok {
 			continue
 		}
-		self, err := ix.selfScore(ctx, st, r, d)
+		self, err := ix.selfParts(st, r, d)
 		if err != nil {
 			return nil, err
 		}
-		hits = append(hits, Hit{Document: *d, Score: m.score, SelfScore: self})
+		q, err := pq.parts(m.doc, identityTerms(d.Entry))
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{Document: *d, Score: m.score, SelfScore: self.score, Text: q.text, SelfText: self.text, Coverage: q.coverage})
 	}
 	return hits, nil
 }
@@ -505,40 +530,40 @@ func (ix *Index) SelfScore(ctx context.Context, id string) (float64, error) {
 		if !st.live.acquire() {
 			continue
 		}
-		s, err := ix.selfScore(ctx, st, nil, d)
+		s, err := ix.selfParts(st, nil, d)
 		st.live.release()
-		return s, err
+		return s.score, err
 	}
 }
 
-// selfScore scores the entry's own query against the entry alone, with
+// selfParts scores the entry's own query against the entry alone, with
 // the same clauses and statistics as Search so that the two scores are
 // comparable, and caches it for the state's lifetime. r is a reader on
 // st's index, or nil to open one.
-func (ix *Index) selfScore(ctx context.Context, st *state, r index.IndexReader, d *Document) (float64, error) {
+func (ix *Index) selfParts(st *state, r index.IndexReader, d *Document) (scoreParts, error) {
 	if v, ok := st.selfScores.Load(d.ID); ok {
-		return v.(float64), nil
+		return v.(scoreParts), nil
 	}
 	if r == nil {
 		var err error
 		if r, err = st.live.reader(); err != nil {
-			return 0, err
+			return scoreParts{}, err
 		}
 		defer r.Close()
 	}
 	internal, err := r.InternalID(d.ID)
 	if err != nil {
-		return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
+		return scoreParts{}, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 	}
-	var s float64
+	var s scoreParts
 	if len(internal) == 8 { // scorch numbers documents in 8 bytes; shorter means absent
 		pq, err := prepare(r, selfQueryText(d.Entry))
 		if err != nil {
-			return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
+			return scoreParts{}, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 		}
 		if pq != nil {
-			if s, err = pq.scoreOne(internal.Value()); err != nil {
-				return 0, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
+			if s, err = pq.parts(internal.Value(), identityTerms(d.Entry)); err != nil {
+				return scoreParts{}, fmt.Errorf("scoring %s against itself: %w", d.ID, err)
 			}
 		}
 	}
@@ -546,9 +571,37 @@ func (ix *Index) selfScore(ctx context.Context, st *state, r index.IndexReader, 
 	return s, nil
 }
 
+// identityTerms are the terms the entry's resource analyses to: they name
+// the workload, which Gate 1 judges, so they are no evidence about the
+// symptom.
+func identityTerms(e *okf.Entry) map[string]bool {
+	text := e.Resource + " " + e.AlertResource
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, a := range []analysis.Analyzer{proseAnalyzer, keywordishAnalyzer} {
+		for _, t := range analyze(a, text, maxQueryTerms) {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+// symptomField reports whether a field's clauses speak about the symptom
+// rather than the resource.
+func symptomField(field string) bool {
+	return field == fieldTitle || field == fieldText || field == fieldTags
+}
+
 // selfQueryText is what an incident that is exactly this entry would say.
 func selfQueryText(e *okf.Entry) string {
 	parts := []string{e.Title, e.Description, strings.Join(e.Tags, " "), e.Resource, e.AlertResource, e.Section(okf.SectionSymptom)}
+	if len(e.Sections) == 0 {
+		// A prose entry has no symptom section: its opening paragraph is
+		// where prose says what is seen.
+		parts = append(parts, okf.Lead(e.Body))
+	}
 	return strings.Join(parts, "\n")
 }
 

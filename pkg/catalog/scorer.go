@@ -51,7 +51,8 @@ type segmentPostings struct {
 
 // scoredClause is a clause that survived pruning, with its postings.
 type scoredClause struct {
-	lists []segmentPostings
+	field, term string
+	lists       []segmentPostings
 	// idf and avgLen are bleve's BM25 statistics for the clause's term and
 	// field; avgLen 0 means bleve falls back to TF-IDF.
 	idf, avgLen float64
@@ -135,7 +136,10 @@ func (c *scoredClause) upperBound() float64 {
 // pruned clause set and the segment offsets.
 type preparedQuery struct {
 	clauses []scoredClause
-	offsets []uint64
+	// queryNorm is bleve's query norm; a clause's score over it is the
+	// clause's weight in the query alone, comparable across queries.
+	queryNorm float64
+	offsets   []uint64
 	// finishedSeenOnly counts the clauses topK walked for seen documents
 	// only, and jumped the clauses it advanced from one to the next; tests
 	// read them.
@@ -198,7 +202,7 @@ func prepare(r index.IndexReader, text string) (*preparedQuery, error) {
 		if err != nil {
 			return nil, err
 		}
-		sc := scoredClause{avgLen: fs.avgLen, boost: c.boost, denoms: fs.denoms}
+		sc := scoredClause{field: c.field, term: c.term, avgLen: fs.avgLen, boost: c.boost, denoms: fs.denoms}
 		for i, d := range fs.dicts {
 			pl, err := d.PostingsList([]byte(c.term), segs[i].Deleted(), nil)
 			if err != nil {
@@ -225,6 +229,7 @@ func prepare(r index.IndexReader, text string) (*preparedQuery, error) {
 		return nil, nil
 	}
 	queryNorm := 1.0 / math.Sqrt(sumOfSquaredWeights)
+	p.queryNorm = queryNorm
 	for i := range p.clauses {
 		c := &p.clauses[i]
 		c.weight = c.boost * c.idf * queryNorm
@@ -494,15 +499,42 @@ func (a *accumulator) best(k int, total float64) []scoredDoc {
 // scoreOne is the disjunction's score for one document only, jumping each
 // clause's postings in the document's segment straight to it.
 func (p *preparedQuery) scoreOne(doc uint64) (float64, error) {
+	parts, err := p.parts(doc, nil)
+	return parts.score, err
+}
+
+// scoreParts is one document's score for a query, and the query-norm-free
+// sums Gate 2 reads: text sums the symptom clauses (title, prose, tags)
+// whose term is not one of the document's identity terms — what the query
+// says about the symptom, apart from naming the workload.
+type scoreParts struct {
+	score     float64
+	raw, text float64
+	// coverage is the share of the query's symptom terms the document
+	// holds, each term weighted by the most it could add in any field
+	// (its saturated BM25 weight) and credited with the most it adds in
+	// one: how much of what the incident says the entry explains.
+	coverage float64
+	matched  int
+}
+
+// parts scores one document, jumping each clause's postings in the
+// document's segment straight to it; identity terms are left out of text.
+func (p *preparedQuery) parts(doc uint64, identity map[string]bool) (scoreParts, error) {
+	var out scoreParts
 	seg := sort.Search(len(p.offsets), func(i int) bool { return p.offsets[i] > doc }) - 1
 	if seg < 0 {
-		return 0, nil
+		return out, nil
 	}
 	offset := p.offsets[seg]
 	var sum float64
-	var matched int
+	possible, got := map[string]float64{}, map[string]float64{}
 	for i := range p.clauses {
 		c := &p.clauses[i]
+		symptom := symptomField(c.field) && !identity[c.term] && p.queryNorm > 0
+		if symptom {
+			possible[c.term] = max(possible[c.term], c.upperBound()/p.queryNorm)
+		}
 		for _, sp := range c.lists {
 			if sp.offset != offset {
 				continue
@@ -515,13 +547,30 @@ func (p *preparedQuery) scoreOne(doc uint64) (float64, error) {
 				post, err = it.Advance(doc - sp.offset)
 			}
 			if err != nil {
-				return 0, fmt.Errorf("scoring the catalog entry: %w", err)
+				return scoreParts{}, fmt.Errorf("scoring the catalog entry: %w", err)
 			}
 			if post != nil && sp.offset+post.Number() == doc {
-				sum += c.termScore(post)
-				matched++
+				s := c.termScore(post)
+				sum += s
+				out.matched++
+				if p.queryNorm > 0 {
+					out.raw += s / p.queryNorm
+					if symptom {
+						out.text += s / p.queryNorm
+						got[c.term] = max(got[c.term], s/p.queryNorm)
+					}
+				}
 			}
 		}
 	}
-	return sum * (float64(matched) / float64(len(p.clauses))), nil
+	out.score = sum * (float64(out.matched) / float64(len(p.clauses)))
+	var pos, hit float64
+	for t, w := range possible {
+		pos += w
+		hit += min(got[t], w)
+	}
+	if pos > 0 {
+		out.coverage = hit / pos
+	}
+	return out, nil
 }

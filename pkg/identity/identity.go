@@ -31,7 +31,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
 
-// Kubernetes workload kinds the reduction produces.
+// Kubernetes kinds the reduction produces.
 const (
 	KindDeployment  = "Deployment"
 	KindStatefulSet = "StatefulSet"
@@ -39,6 +39,20 @@ const (
 	KindJob         = "Job"
 	KindCronJob     = "CronJob"
 	KindPod         = "Pod"
+	// KindHPA is a HorizontalPodAutoscaler named by an alert whose scale
+	// target could not be read: a weaker identity than its target's.
+	KindHPA           = "HorizontalPodAutoscaler"
+	KindPVC           = "PersistentVolumeClaim"
+	KindResourceQuota = "ResourceQuota"
+	KindService       = "Service"
+	KindCertificate   = "Certificate"
+	// KindApplication is an Argo CD Application.
+	KindApplication = "Application"
+	// KindNode is a cluster node: cluster-scoped, so its identity has no
+	// namespace.
+	KindNode = "Node"
+	// KindNamespace is a whole namespace, as a catalog entry may name one.
+	KindNamespace = "Namespace"
 )
 
 // Hash suffixes use the alphabet Kubernetes' rand.SafeEncodeString draws from
@@ -100,104 +114,6 @@ func ReduceJob(job string) (kind, name string) {
 	return KindJob, job
 }
 
-// labelKinds are the labels that name a workload directly, most specific
-// first, with the kind each implies.
-var labelKinds = []struct{ label, kind string }{
-	{"deployment", KindDeployment},
-	{"statefulset", KindStatefulSet},
-	{"daemonset", KindDaemonSet},
-	{"cronjob", KindCronJob},
-}
-
-// cloudLabels name a cloud resource by id, as CloudWatch exporters spell
-// their dimensions.
-var cloudLabels = []struct{ label, kind string }{
-	{"dbinstance_identifier", "rds:db"},
-	{"db_instance_identifier", "rds:db"},
-	{"dbclusteridentifier", "rds:cluster"},
-	{"db_cluster_identifier", "rds:cluster"},
-	{"instance_id", "ec2:instance"},
-	{"load_balancer", "elasticloadbalancing:loadbalancer"},
-	{"loadbalancer", "elasticloadbalancing:loadbalancer"},
-	{"auto_scaling_group_name", "autoscaling:autoScalingGroup"},
-	{"queue_name", "sqs:queue"},
-	{"function_name", "lambda:function"},
-	{"bucket_name", "s3:bucket"},
-}
-
-// FromLabels derives the workload an alert is about from the labels real
-// alert sets carry. It returns nil for a workload-less alert (a host, a
-// control-plane check).
-func FromLabels(labels map[string]string) *runlorev1.Workload {
-	ns := labels["exported_namespace"]
-	if ns == "" {
-		ns = labels["namespace"]
-	}
-	if w := cloudFromLabels(labels); w != nil {
-		return w
-	}
-	if ns == "" {
-		return nil
-	}
-	k8s := func(kind, name string) *runlorev1.Workload {
-		return &runlorev1.Workload{Namespace: ns, Kind: kind, Name: name}
-	}
-	for _, lk := range labelKinds {
-		if v := labels[lk.label]; v != "" {
-			return k8s(lk.kind, v)
-		}
-	}
-	if v := labels["job_name"]; v != "" {
-		return k8s(ReduceJob(v))
-	}
-	if v := labels["pod"]; v != "" {
-		return k8s(ReducePod(v))
-	}
-	if kind, name := labels["kind"], labels["name"]; kind != "" && name != "" {
-		return k8s(kind, name)
-	}
-	for _, l := range []struct{ label, kind string }{
-		{"horizontalpodautoscaler", "HorizontalPodAutoscaler"},
-		{"persistentvolumeclaim", "PersistentVolumeClaim"},
-		{"service", "Service"},
-	} {
-		if v := labels[l.label]; v != "" {
-			return k8s(l.kind, v)
-		}
-	}
-	return nil
-}
-
-func cloudFromLabels(labels map[string]string) *runlorev1.Workload {
-	account, region := labels["account_id"], labels["region"]
-	for _, key := range []string{"arn", "resource_arn", "resource"} {
-		if v := labels[key]; strings.HasPrefix(v, "arn:") {
-			w, err := ParseARN(v)
-			if err != nil {
-				continue
-			}
-			if w.Account == "" {
-				w.Account = account
-			}
-			if w.Region == "" {
-				w.Region = region
-			}
-			return &w
-		}
-	}
-	for _, cl := range cloudLabels {
-		if v := labels[cl.label]; v != "" {
-			if strings.HasPrefix(v, "arn:") {
-				if w, err := ParseARN(v); err == nil {
-					return &w
-				}
-			}
-			return &runlorev1.Workload{Kind: cl.kind, Name: v, Account: account, Region: region}
-		}
-	}
-	return nil
-}
-
 // ParseARN reduces an ARN to a cloud identity: kind service:type, the bare
 // id as name, account and region kept beside it.
 func ParseARN(arn string) (runlorev1.Workload, error) {
@@ -220,45 +136,13 @@ func ParseARN(arn string) (runlorev1.Workload, error) {
 	return runlorev1.Workload{Kind: kind, Name: id, Account: account, Region: region}, nil
 }
 
-// Parse reads a catalog entry's `resource` value: "namespace/name",
-// "Kind/namespace/name", an ARN, or a bare cloud id. Pod names are reduced
-// to their controller family, so an entry written against one pod names
-// its workload.
-func Parse(resource string) (runlorev1.Workload, error) {
-	r := strings.TrimSpace(resource)
-	switch {
-	case r == "":
-		return runlorev1.Workload{}, fmt.Errorf("resource is empty")
-	case strings.ContainsAny(r, " \t\n"):
-		return runlorev1.Workload{}, fmt.Errorf("resource %q contains whitespace", resource)
-	case strings.HasPrefix(r, "arn:"):
-		return ParseARN(r)
-	}
-	parts := strings.Split(r, "/")
-	for _, p := range parts {
-		if p == "" {
-			return runlorev1.Workload{}, fmt.Errorf("resource %q has an empty segment", resource)
-		}
-	}
-	switch len(parts) {
-	case 1:
-		return runlorev1.Workload{Name: parts[0]}, nil
-	case 2:
-		kind, name := reduceWrittenPod(parts[1])
-		return runlorev1.Workload{Namespace: parts[0], Kind: kind, Name: name}, nil
-	case 3:
-		kind, name := parts[0], parts[2]
-		if kind == KindPod {
-			kind, name = ReducePod(name)
-		}
-		return runlorev1.Workload{Namespace: parts[1], Kind: kind, Name: name}, nil
-	}
-	return runlorev1.Workload{}, fmt.Errorf("resource %q: want namespace/name, Kind/namespace/name or an ARN", resource)
-}
-
-// IsCloud reports whether the identity names a cloud resource rather than a
-// Kubernetes workload.
+// IsCloud reports whether the identity is not a namespaced Kubernetes
+// workload: a cloud resource, or a Node (cluster-scoped, see IsNode). No
+// owner chain can be read for either.
 func IsCloud(w runlorev1.Workload) bool { return w.Namespace == "" }
+
+// IsNode reports whether the identity names a cluster node.
+func IsNode(w runlorev1.Workload) bool { return w.Namespace == "" && w.Kind == KindNode }
 
 // Agree reports whether two identities name the same workload. Kubernetes
 // identities agree on namespace and name, and on kind when both know it.
@@ -270,6 +154,9 @@ func Agree(a, b runlorev1.Workload) bool {
 		return false
 	}
 	known := func(x, y string) bool { return x == "" || y == "" || x == y }
+	if IsNode(a) || IsNode(b) {
+		return IsNode(a) && IsNode(b)
+	}
 	if !IsCloud(a) {
 		return known(a.Kind, b.Kind)
 	}
@@ -286,11 +173,14 @@ func cloudService(kind string) string {
 }
 
 // String renders an identity canonically, for keys and display:
-// namespace/name for Kubernetes, name@account:region for a qualified cloud
+// namespace/name for Kubernetes, Node/name for a node, name@account:region for a qualified cloud
 // resource, the bare id otherwise.
 func String(w runlorev1.Workload) string {
 	if !IsCloud(w) {
 		return w.Namespace + "/" + w.Name
+	}
+	if IsNode(w) {
+		return KindNode + "/" + w.Name
 	}
 	if w.Account != "" || w.Region != "" {
 		return w.Name + "@" + w.Account + ":" + w.Region

@@ -48,6 +48,7 @@ type Section struct {
 var sectionAliases = map[string]SectionName{
 	"symptom":            SectionSymptom,
 	"symptoms":           SectionSymptom,
+	"meaning":            SectionSymptom, // the kubernetes-mixin runbooks' heading
 	"investigate":        SectionInvestigate,
 	"investigation":      SectionInvestigate,
 	"diagnosis":          SectionInvestigate,

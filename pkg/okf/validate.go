@@ -22,7 +22,8 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"unicode"
+
+	"github.com/runlore/runlore/pkg/identity"
 )
 
 // Severity says whether a diagnostic blocks an entry.
@@ -85,25 +86,38 @@ func Validate(e *Entry) []Diagnostic {
 		errorf(KeyDescription, e.Line(KeyDescription), "description is missing")
 	}
 	incident := e.Type == TypeIncident
-	if incident {
-		switch {
-		case e.Resource == "":
-			errorf(KeyResource, e.Line(KeyResource), "an Incident needs resource: the workload it affected (namespace/name or an ARN)")
-		case strings.ContainsFunc(e.Resource, unicode.IsSpace):
-			errorf(KeyResource, e.Line(KeyResource), "resource %q contains whitespace", e.Resource)
+	if incident && e.Resource == "" {
+		errorf(KeyResource, e.Line(KeyResource), "an Incident needs resource: the workload it affected (namespace/name, Kind/namespace/name or an ARN)")
+	}
+	for _, key := range []string{KeyResource, KeyAlertResource} {
+		v := e.Resource
+		if key == KeyAlertResource {
+			v = e.AlertResource
+		}
+		if v == "" {
+			continue
+		}
+		if _, err := identity.Parse(v); err != nil {
+			// An unreadable resource is never silently unreachable.
+			errorf(key, e.Line(key), "%s: %v", key, err)
 		}
 	}
 	if strings.TrimSpace(e.Body) == "" {
 		errorf("body", e.bodyLine, "the body is empty")
 	} else if incident {
+		var missing []string
 		for _, name := range []SectionName{SectionSymptom, SectionCause, SectionResolution} {
 			line, ok := e.sectionLine(name)
 			switch {
 			case !ok:
-				errorf(string(name), e.bodyLine, "an Incident needs a non-empty ## %s section", name)
+				missing = append(missing, "## "+string(name))
 			case e.Section(name) == "":
 				errorf(string(name), line, "the ## %s section is empty", name)
 			}
+		}
+		if len(missing) > 0 {
+			add(SeverityWarning, "body", e.bodyLine, "no %s section: the entry is indexed on its whole body and a recall quotes it; "+
+				"`lore kb import` rewrites it into sections", strings.Join(missing, ", "))
 		}
 	}
 

@@ -64,6 +64,14 @@ type Candidate struct {
 	// query shape. Score/SelfScore is what Gate 2 reads.
 	Score     float64
 	SelfScore float64
+	// Text and SelfText are the query-norm-free symptom sums the catalog
+	// reports (catalog.Hit): Text/SelfText is the share of what the entry
+	// says about its symptom that the incident says too, leaving out the
+	// words that only name the workload.
+	Text, SelfText float64
+	// Coverage is the share of the incident's symptom terms the entry
+	// holds, weighted by what each could add (catalog.Hit.Coverage).
+	Coverage float64
 }
 
 // Recallable reports whether the entry may fire or lead: draft and retired
@@ -87,6 +95,15 @@ func (c *Candidate) Match() float64 {
 		return 0
 	}
 	return min(c.Score/c.SelfScore, 1)
+}
+
+// TextMatch is Text over SelfText, in [0, 1]: the symptom agreement Gate 2
+// reads beside the structural tier.
+func (c *Candidate) TextMatch() float64 {
+	if c.SelfText <= 0 || c.Text <= 0 {
+		return 0
+	}
+	return min(c.Text/c.SelfText, 1)
 }
 
 // Searcher returns the k best catalog entries for an enriched incident

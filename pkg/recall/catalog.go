@@ -43,7 +43,7 @@ func (s CatalogSearcher) Search(ctx context.Context, text string, k int) ([]Cand
 
 // FromHit reads a search hit as a recall candidate.
 func FromHit(h *catalog.Hit) Candidate {
-	c := Candidate{ID: h.ID, Catalog: h.Catalog, Score: h.Score, SelfScore: h.SelfScore}
+	c := Candidate{ID: h.ID, Catalog: h.Catalog, Score: h.Score, SelfScore: h.SelfScore, Text: h.Text, SelfText: h.SelfText, Coverage: h.Coverage}
 	if e := h.Entry; e != nil {
 		c.Path, c.Title, c.Type = e.Path, e.Title, e.Type
 		c.Resource, c.AlertResource = e.Resource, e.AlertResource

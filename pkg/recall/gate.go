@@ -136,7 +136,7 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 			inactive++
 			continue
 		}
-		e := eligible{c: c, tier: tier, match: c.Match()}
+		e := eligible{c: c, tier: tier, match: c.TextMatch()}
 		e.factor, e.decayed, e.trustWhy = trustGate(in.Trust[c.ID], in.ResolveChannelLive, p)
 		pool = append(pool, e)
 	}
@@ -168,7 +168,7 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 // it. It returns the fired candidate and its separation.
 func marginGates(p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligible, float64) {
 	top := &pool[0]
-	ok, why, sep := marginCheck(p, top, runnerUp(pool, 0, false), top.tier == Scopeless)
+	ok, why, sep := marginCheck(p, top, runnerUp(pool, 0, false), false)
 	d.Gates = append(d.Gates, gate(GateMargin, ok, why))
 	d.Gates = append(d.Gates, gate(GateOutcome, !top.decayed, top.trustWhy))
 	if !top.decayed {
@@ -201,10 +201,17 @@ func marginGates(p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligi
 }
 
 // runnerUp is the best candidate after pool[i] that competes with it;
-// skipDecayed leaves out entries Gate 3 already rejected.
+// skipDecayed leaves out entries Gate 3 already rejected. An entry about
+// the incident's own object is not in competition with a glob, namespace
+// or generic playbook that shares its vocabulary: only a candidate of at
+// least the same strength competes (a weak candidate still competes with
+// every other one).
 func runnerUp(pool []eligible, i int, skipDecayed bool) *eligible {
 	for j := i + 1; j < len(pool); j++ {
 		if skipDecayed && pool[j].decayed {
+			continue
+		}
+		if !pool[i].tier.weak() && pool[j].tier.weak() {
 			continue
 		}
 		return &pool[j]
@@ -212,29 +219,40 @@ func runnerUp(pool []eligible, i int, skipDecayed bool) *eligible {
 	return nil
 }
 
-// marginCheck is Gate 2 for one candidate. Raw BM25 magnitudes differ by
-// orders of magnitude between catalogs, so nothing here reads one: the
-// match is the score over the entry's own best possible score, and the
-// margin is a ratio of two scores for the same query. solo holds the
-// candidate to the solo floor even when a runner-up exists.
+// marginCheck is Gate 2 for one candidate. Nothing here reads a raw BM25
+// magnitude, which differs by orders of magnitude between catalogs, nor
+// bleve's query norm and coordination factor, which fall as an alert grows
+// verbose. The match is the candidate's symptom agreement (TextMatch):
+// what the incident's words add to the entry's score over what the
+// entry's own symptom adds, without the words that only name the workload
+// — Gate 1 has judged those, so a same-workload entry about another
+// symptom reads near 0. The margin is a ratio of the same kind of number
+// for the same query: the candidate's match over the best competing
+// runner-up's (a runner-up that matches better stops it).
+//
+// The bars: a strong tier (the incident's own object) must clear MinScore.
+// A weak tier (a glob, a namespace, an inferred target, the scopeless
+// tier) must clear MinScore and the margin against a competing weak
+// candidate, or, with nothing measured against it, SoloFloor; so must a
+// fallback after an outcome rejection (solo).
 func marginCheck(p Policy, c *eligible, runner *eligible, solo bool) (ok bool, why string, separation float64) {
-	floor := p.MinScore
-	if solo || runner == nil {
-		floor = max(p.MinScore, p.SoloFloor)
+	floor, bar := p.MinScore, "bar"
+	if solo || (c.tier.weak() && runner == nil) {
+		floor, bar = max(p.MinScore, p.SoloFloor), "solo floor"
 	}
 	if c.match < floor {
-		return false, fmt.Sprintf("match %.2f is under the %.2f bar (%s agreement)", c.match, floor, c.tier), 0
+		return false, fmt.Sprintf("match %.2f is under the %.2f %s (%s agreement)", c.match, floor, bar, c.tier), 0
 	}
 	if runner == nil {
-		return true, fmt.Sprintf("match %.2f clears the %.2f solo floor with no agreeing runner-up (%s agreement)", c.match, floor, c.tier), soloSeparation
+		return true, fmt.Sprintf("match %.2f clears the %.2f %s with no agreeing runner-up (%s agreement)", c.match, floor, bar, c.tier), soloSeparation
 	}
-	m := ratio(c.c.Score, runner.c.Score)
+	m := ratio(c.match, runner.match)
 	if m < p.MarginRatio {
-		return false, fmt.Sprintf("match %.2f, but %s scores %s× the runner-up %s, under the %s× margin", c.match,
-			c.c.Name(), formatRatio(m), runner.c.Name(), formatRatio(p.MarginRatio)), 0
+		return false, fmt.Sprintf("match %.2f, but %s matches %s× the runner-up %s (%.2f), under the %s× margin", c.match,
+			c.c.Name(), formatRatio(m), runner.c.Name(), runner.match, formatRatio(p.MarginRatio)), 0
 	}
-	return true, fmt.Sprintf("match %.2f, %s× the runner-up %s (margin %s×, %s agreement)", c.match, formatRatio(m),
-		runner.c.Name(), formatRatio(p.MarginRatio), c.tier), separationOf(m)
+	return true, fmt.Sprintf("match %.2f clears the %.2f %s, %s× the runner-up %s (margin %s×, %s agreement)", c.match, floor, bar,
+		formatRatio(m), runner.c.Name(), formatRatio(p.MarginRatio), c.tier), separationOf(m)
 }
 
 // separationOf maps a margin ratio to (0, 1): 1.5× is 0.67, 2× is 0.75,
@@ -320,8 +338,8 @@ func describe(d *runlorev1.RecallDecision, fired *eligible, pool []eligible) {
 	}
 	d.Entry, d.Path = subject.c.Name(), subject.c.Path
 	d.Score = outcome.FormatConfidence(subject.match)
-	if r := runnerUp(pool, indexOf(pool, subject), false); r != nil && r.c.Score > 0 {
-		d.Margin = formatRatio(subject.c.Score / r.c.Score)
+	if r := runnerUp(pool, indexOf(pool, subject), false); r != nil && r.match > 0 {
+		d.Margin = formatRatio(subject.match / r.match)
 	}
 }
 

@@ -39,10 +39,11 @@ func wl(ns, kind, name string) *runlorev1.Workload {
 	return &runlorev1.Workload{Namespace: ns, Kind: kind, Name: name}
 }
 
-// cand is a candidate whose match (Score/SelfScore) is match and whose raw
-// score is score.
+// cand is a candidate whose symptom match (Text/SelfText) and normalised
+// score (Score/SelfScore) are match, and whose raw score is score.
 func cand(path, resource string, score, match float64) Candidate {
-	return Candidate{ID: "c:" + path, Catalog: "c", Path: path, Resource: resource, Score: score, SelfScore: score / match}
+	return Candidate{ID: "c:" + path, Catalog: "c", Path: path, Resource: resource, Score: score, SelfScore: score / match,
+		Text: score, SelfText: score / match}
 }
 
 func withStatus(c Candidate, status string) Candidate { c.Status = status; return c }
@@ -202,15 +203,21 @@ func TestGateMargin(t *testing.T) {
 		fired   bool
 		wantWhy string
 	}{
-		{"a clear winner fires", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 4, 0.3)}, nil, true, "2.5× the runner-up"},
+		{"a clear winner fires", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 4, 0.3)}, nil, true, "2× the runner-up"},
 		{"an ambiguous pair falls through", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 8, 0.5)}, nil, false, "under the 1.5× margin"},
+		{"a runner-up that matches better stops the top", api, []Candidate{cand("a.md", "payments/api", 10, 0.4), cand("b.md", "payments/api", 8, 0.7)}, nil, false, "under the 1.5× margin"},
 		{"a weak match falls through even with a margin", api, []Candidate{cand("a.md", "payments/api", 10, 0.2), cand("b.md", "payments/api", 1, 0.05)}, nil, false, "under the 0.25 bar"},
-		{"a lone candidate must clear the solo floor", api, []Candidate{cand("a.md", "payments/api", 10, 0.35)}, nil, false, "under the 0.40 bar"},
-		{"a lone strong candidate fires", api, []Candidate{cand("a.md", "payments/api", 10, 0.55)}, nil, true, "solo floor"},
+		{"a lone candidate on its own object clears the bar", api, []Candidate{cand("a.md", "payments/api", 10, 0.35)}, nil, true, "clears the 0.25 bar with no agreeing runner-up"},
+		{"a lone candidate under the bar falls through", api, []Candidate{cand("a.md", "payments/api", 10, 0.2)}, nil, false, "under the 0.25 bar"},
 		{"the margin is a ratio, whatever the magnitude", api, []Candidate{cand("a.md", "payments/api", 0.02, 0.6), cand("b.md", "payments/api", 0.01, 0.3)}, nil, true, "2× the runner-up"},
 		{"a missing self-score is no match", api, []Candidate{{ID: "c:a.md", Path: "a.md", Resource: "payments/api", Score: 10}}, nil, false, "match 0.00"},
 		{"workload-less: a resource-less entry above the solo floor fires", nil, []Candidate{cand("node.md", "", 10, 0.6), cand("api.md", "payments/api", 20, 0.9)}, nil, true, "scopeless"},
-		{"workload-less: the scopeless tier is held to the solo floor despite a margin", nil, []Candidate{cand("node.md", "", 10, 0.35), cand("disk.md", "", 1, 0.1)}, nil, false, "under the 0.40 bar (scopeless agreement)"},
+		{"workload-less: a lone scopeless entry is held to the solo floor", nil, []Candidate{cand("node.md", "", 10, 0.35)}, nil, false, "under the 0.40 solo floor (scopeless agreement)"},
+		{"workload-less: a scopeless entry that beats its competitors by the margin clears the bar", nil, []Candidate{cand("node.md", "", 10, 0.35), cand("disk.md", "", 1, 0.1)}, nil, true, "3.5× the runner-up"},
+		{"a lone glob is held to the solo floor", api, []Candidate{cand("deploy.md", "Deployment/*/*", 10, 0.35)}, nil, false, "under the 0.40 solo floor (glob agreement)"},
+		{"a namespace entry above the solo floor fires", api, []Candidate{cand("ns.md", "payments/*", 10, 0.5)}, nil, true, "namespace agreement"},
+		{"a glob does not compete with the incident's own entry", api, []Candidate{cand("api.md", "Deployment/payments/api", 10, 0.4), cand("deploy.md", "Deployment/*/*", 9, 0.35)}, nil, true, "no agreeing runner-up (exact agreement)"},
+		{"an own entry competes with a glob above it", api, []Candidate{cand("deploy.md", "Deployment/*/*", 10, 0.5), cand("api.md", "Deployment/payments/api", 9, 0.45)}, nil, false, "under the 1.5× margin"},
 		{"workload-less tier disabled", nil, []Candidate{cand("node.md", "", 10, 0.9)}, func(p *Policy) { p.RequireWorkloadMatch = true }, false, ""},
 		{"a stricter policy margin holds", api, []Candidate{cand("a.md", "payments/api", 10, 0.6), cand("b.md", "payments/api", 4, 0.3)}, func(p *Policy) { p.MarginRatio = 3 }, false, "under the 3× margin"},
 	} {
@@ -352,8 +359,8 @@ func TestConfidence(t *testing.T) {
 	g := NewWithT(t)
 	p := DefaultPolicy()
 	fresh := fire(base, nil, p)
-	// (0.6+0.4·0.8) × (1-0.5/5) × 1 × 0.5/0.5
-	g.Expect(fresh).To(BeNumerically("~", 0.92*0.9, 1e-9))
+	// (0.6+0.4·0.8) × (1-0.5/4) × 1 × 0.5/0.5: the margin is 0.8/0.2
+	g.Expect(fresh).To(BeNumerically("~", 0.92*0.875, 1e-9))
 
 	trusted := fire(base, map[string]outcome.Tally{base.ID: {Recalls: 10, Resolved: 10}}, p)
 	g.Expect(trusted).To(Equal(0.9), "capped at maxConfidence")

@@ -24,17 +24,26 @@ import (
 )
 
 // Tier is how strongly an entry's resource agrees with the incident's
-// workload; Gate 2 holds weaker tiers to stricter bars and confidence
-// starts lower for them.
+// identity, weakest first; Gate 2 holds weaker tiers to stricter bars and
+// confidence starts lower for them.
 type Tier int
 
 const (
 	// Disagree: the entry is about another workload (or the incident names
 	// one and the entry names none).
 	Disagree Tier = iota
-	// Scopeless: a workload-less incident and a resource-less entry — the
-	// weakest agreement, always held to the solo floor.
+	// Scopeless: a workload-less (or host) incident and a resource-less
+	// entry — the weakest agreement, always held to the solo floor.
 	Scopeless
+	// Glob: the entry's resource is a glob over the incident's kind
+	// (Deployment/*/*, helmrelease://*, Node/*).
+	Glob
+	// Namespace: the entry names the incident's namespace (payments/*,
+	// Namespace/payments, Deployment/payments/*).
+	Namespace
+	// Inferred: the incident names a HorizontalPodAutoscaler or Service
+	// whose target was not read, the entry the workload of the same name.
+	Inferred
 	// Unqualified: the same workload, but one side leaves its kind (or a
 	// cloud resource's account or region) unknown.
 	Unqualified
@@ -46,6 +55,12 @@ func (t Tier) String() string {
 	switch t {
 	case Scopeless:
 		return "scopeless"
+	case Glob:
+		return "glob"
+	case Namespace:
+		return "namespace"
+	case Inferred:
+		return "inferred"
 	case Unqualified:
 		return "unqualified"
 	case Exact:
@@ -61,49 +76,67 @@ func (t Tier) weight() float64 {
 		return 1
 	case Unqualified:
 		return 0.95
-	case Scopeless:
+	case Inferred:
+		return 0.9
+	case Namespace:
+		return 0.85
+	case Glob, Scopeless:
 		return 0.8
 	}
 	return 0
 }
 
+// weak reports whether the tier agrees with a scope rather than the
+// object: such an entry never fires on a runner-up margin alone, it must
+// clear the solo floor.
+func (t Tier) weak() bool { return t < Unqualified }
+
 // Agreement is Gate 1 for one candidate: the entry's resource (or its
-// alert_resource) must name the incident's workload identity, by the same
-// reduction intake uses — never by prefix. A workload-less incident agrees
-// only with resource-less entries, and not at all when requireWorkload is
-// set.
+// alert_resource) must cover the incident's identity, by the same
+// reduction intake uses — never by prefix. A workload-less incident, or a
+// host, agrees with resource-less entries at the scopeless tier (not at
+// all when requireWorkload is set); globs and namespaces agree at their
+// own, weaker tiers.
 func Agreement(w *runlorev1.Workload, c *Candidate, requireWorkload bool) Tier {
-	if w == nil {
-		if requireWorkload || strings.TrimSpace(c.Resource) != "" || strings.TrimSpace(c.AlertResource) != "" {
+	resourceless := strings.TrimSpace(c.Resource) == "" && strings.TrimSpace(c.AlertResource) == ""
+	if w == nil || identity.IsNode(*w) {
+		if resourceless && !requireWorkload {
+			return Scopeless
+		}
+		if w == nil {
 			return Disagree
 		}
-		return Scopeless
 	}
 	best := Disagree
 	for _, r := range [2]string{c.Resource, c.AlertResource} {
-		// The reduced name is always a substring of what was written (a pod
-		// suffix is stripped, an ARN's id is its tail), so a resource that
-		// does not contain the name cannot agree; this keeps Gate 1 cheap
-		// over a wide candidate set.
-		if r == "" || !strings.Contains(r, w.Name) {
+		// A literal resource that agrees contains the reduced name (a pod
+		// suffix is stripped, an ARN's id is its tail); only a glob or a
+		// namespace may not. This keeps Gate 1 cheap over a wide set.
+		if r == "" || (!strings.Contains(r, w.Name) && !strings.Contains(r, identity.Wildcard) &&
+			(w.Namespace == "" || !strings.Contains(r, w.Namespace))) {
 			continue
 		}
 		e, err := identity.Parse(r)
-		if err != nil || !identity.Agree(*w, e) {
+		if err != nil {
 			continue
 		}
-		t := Unqualified
-		if qualified(*w, e) {
-			t = Exact
-		}
-		best = max(best, t)
+		best = max(best, tierOf(identity.Relate(*w, e)))
 	}
 	return best
 }
 
-func qualified(a, b runlorev1.Workload) bool {
-	if identity.IsCloud(a) {
-		return a.Account != "" && b.Account != "" && a.Region != "" && b.Region != ""
+func tierOf(s identity.Scope) Tier {
+	switch s {
+	case identity.ScopeExact:
+		return Exact
+	case identity.ScopeUnqualified:
+		return Unqualified
+	case identity.ScopeInferred:
+		return Inferred
+	case identity.ScopeNamespace:
+		return Namespace
+	case identity.ScopeKind:
+		return Glob
 	}
-	return a.Kind != "" && b.Kind != ""
+	return Disagree
 }

@@ -1,0 +1,267 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package identity
+
+import (
+	"net"
+	"strings"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
+
+// cloudLabels name a cloud resource by id: YACE spells a CloudWatch
+// dimension dimension_<Dimension>, the Prometheus cloudwatch exporter
+// snake-cases it. Most specific first.
+var cloudLabels = []struct{ label, kind string }{
+	{"dimension_DBInstanceIdentifier", "rds:db"},
+	{"dbinstance_identifier", "rds:db"},
+	{"db_instance_identifier", "rds:db"},
+	{"dimension_DBClusterIdentifier", "rds:cluster"},
+	{"dbcluster_identifier", "rds:cluster"},
+	{"dbclusteridentifier", "rds:cluster"},
+	{"db_cluster_identifier", "rds:cluster"},
+	{"dimension_CacheClusterId", "elasticache:cluster"},
+	{"cache_cluster_id", "elasticache:cluster"},
+	{"dimension_TableName", "dynamodb:table"},
+	{"table_name", "dynamodb:table"},
+	{"dimension_QueueName", "sqs:queue"},
+	{"queue_name", "sqs:queue"},
+	{"dimension_FunctionName", "lambda:function"},
+	{"function_name", "lambda:function"},
+	{"dimension_LoadBalancer", "elasticloadbalancing:loadbalancer"},
+	{"load_balancer", "elasticloadbalancing:loadbalancer"},
+	{"loadbalancer", "elasticloadbalancing:loadbalancer"},
+	{"dimension_TargetGroup", "elasticloadbalancing:targetgroup"},
+	{"target_group", "elasticloadbalancing:targetgroup"},
+	{"dimension_BucketName", "s3:bucket"},
+	{"bucket_name", "s3:bucket"},
+	{"dimension_AutoScalingGroupName", "autoscaling:autoScalingGroup"},
+	{"auto_scaling_group_name", "autoscaling:autoScalingGroup"},
+	{"dimension_InstanceId", "ec2:instance"},
+	{"instance_id", "ec2:instance"},
+}
+
+// arnLabels may carry a resource's full ARN: YACE writes it to name, others
+// to arn or resource_arn.
+var arnLabels = []string{"arn", "resource_arn", "name", "resource"}
+
+// objectLabels are kube-state-metrics' (and the kubelet's) object labels,
+// most specific first. They come before pod: kube-state-metrics' own
+// series can carry its scrape target's pod label, and a
+// HorizontalPodAutoscaler or a claim is what such an alert is about.
+var objectLabels = []struct{ label, kind string }{
+	{"deployment", KindDeployment},
+	{"statefulset", KindStatefulSet},
+	{"daemonset", KindDaemonSet},
+	{"cronjob", KindCronJob},
+}
+
+// FromLabels derives the identity an alert is about from the labels the
+// exporters people run put on it, in one reduction shared by intake and
+// recall:
+//
+//   - YACE and the CloudWatch exporter: an ARN in name, arn or
+//     resource_arn; a dimension_<Dimension> or its snake-cased label;
+//     account_id and region kept beside the bare id.
+//   - kube-state-metrics: deployment, statefulset, daemonset, cronjob,
+//     job_name (a CronJob's Job becomes the CronJob),
+//     horizontalpodautoscaler (the HPA itself: see ScaleTarget),
+//     persistentvolumeclaim, pod (reduced to its controller family),
+//     resourcequota, service (not kube-state-metrics' own).
+//   - Flux and Argo CD: kind and name (or customresource_kind) in
+//     exported_namespace; an Argo CD Application by name with its
+//     project, dest_namespace or sync/health status.
+//   - cert-manager: a Certificate by name in exported_namespace.
+//   - blackbox and TargetDown: service (else, for TargetDown, job) in
+//     namespace.
+//   - node-exporter: instance (else node or nodename) is a Node.
+//
+// exported_namespace wins over namespace: Prometheus renames an object's
+// namespace label so when the scrape target's own namespace is attached.
+// It returns nil for an alert that names nothing (a control-plane check,
+// a Watchdog).
+func FromLabels(labels map[string]string) *runlorev1.Workload {
+	if w := cloudFromLabels(labels); w != nil {
+		return w
+	}
+	if w := nodeFromLabels(labels); w != nil {
+		return w
+	}
+	ns := labels["exported_namespace"]
+	if ns == "" {
+		ns = labels["namespace"]
+	}
+	if ns == "" {
+		if n := labels["node"]; n != "" {
+			return &runlorev1.Workload{Kind: KindNode, Name: n}
+		}
+		return nil
+	}
+	k8s := func(kind, name string) *runlorev1.Workload {
+		return &runlorev1.Workload{Namespace: ns, Kind: kind, Name: name}
+	}
+	for _, lk := range objectLabels {
+		if v := labels[lk.label]; v != "" {
+			return k8s(lk.kind, v)
+		}
+	}
+	if v := labels["job_name"]; v != "" {
+		return k8s(ReduceJob(v))
+	}
+	if v := labels["horizontalpodautoscaler"]; v != "" {
+		return k8s(KindHPA, v)
+	}
+	if v := labels["persistentvolumeclaim"]; v != "" {
+		return k8s(KindPVC, v)
+	}
+	if v := labels["pod"]; v != "" {
+		return k8s(ReducePod(v))
+	}
+	name := labels["name"]
+	if kind := firstOf(labels, "kind", "customresource_kind"); kind != "" && name != "" {
+		return k8s(kind, name)
+	}
+	if name != "" {
+		switch {
+		case firstOf(labels, "project", "dest_namespace", "dest_server", "sync_status", "health_status") != "":
+			return k8s(KindApplication, name)
+		case certificateAlert(labels):
+			return k8s(KindCertificate, name)
+		}
+	}
+	if v := labels["certificate"]; v != "" {
+		return k8s(KindCertificate, v)
+	}
+	if v := labels["resourcequota"]; v != "" {
+		return k8s(KindResourceQuota, v)
+	}
+	if v := labels["service"]; v != "" && (!describingExporter(labels["job"]) || labels["alertname"] == "TargetDown") {
+		return k8s(KindService, v)
+	}
+	if v := labels["job"]; v != "" && labels["alertname"] == "TargetDown" {
+		// kube-prometheus' TargetDown is aggregated by job, namespace and
+		// service; without a service, the scrape job names the target.
+		return k8s("", v)
+	}
+	return nil
+}
+
+// describingExporters are scrape jobs whose series describe other objects:
+// their service (and pod) labels name the exporter's own target, not what
+// the alert is about — unless the exporter itself is down.
+var describingExporters = []string{"kube-state-metrics", "kubelet", "cadvisor", "node-exporter", "cert-manager",
+	"yace", "cloudwatch", "blackbox", "kube-prometheus-stack"}
+
+func describingExporter(job string) bool {
+	for _, e := range describingExporters {
+		if strings.Contains(job, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// certificateAlert reports whether a name label names a cert-manager
+// Certificate: the series carry issuer_name or issuer_kind, or the alert
+// (the cert-manager mixin's CertManagerCert*) is about certificates.
+func certificateAlert(labels map[string]string) bool {
+	if labels["issuer_name"] != "" || labels["issuer_kind"] != "" {
+		return true
+	}
+	a := labels["alertname"]
+	return strings.Contains(a, "Cert") || strings.Contains(a, "certificate")
+}
+
+func firstOf(labels map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := labels[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// nodeFromLabels reads a node-exporter alert's host: the alert comes from
+// node-exporter (its scrape job says so) and its instance
+// (else nodename or node) names the node. The port is dropped; an
+// instance relabelled to the node name is kept as written.
+func nodeFromLabels(labels map[string]string) *runlorev1.Workload {
+	// The scrape job says where the series came from; a container label of
+	// node-exporter is kube-state-metrics describing the exporter's own pod.
+	if !strings.Contains(labels["job"], "node-exporter") {
+		return nil
+	}
+	name := firstOf(labels, "nodename", "node")
+	if name == "" {
+		name = hostOf(labels["instance"])
+	}
+	if name == "" {
+		return nil
+	}
+	return &runlorev1.Workload{Kind: KindNode, Name: name}
+}
+
+// hostOf is an instance label without its port.
+func hostOf(instance string) string {
+	instance = strings.TrimSpace(instance)
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return instance
+}
+
+func cloudFromLabels(labels map[string]string) *runlorev1.Workload {
+	account, region := labels["account_id"], labels["region"]
+	qualify := func(w runlorev1.Workload) *runlorev1.Workload {
+		if w.Account == "" {
+			w.Account = account
+		}
+		if w.Region == "" {
+			w.Region = region
+		}
+		return &w
+	}
+	for _, key := range arnLabels {
+		if v := labels[key]; strings.HasPrefix(v, "arn:") {
+			if w, err := ParseARN(v); err == nil {
+				return qualify(w)
+			}
+		}
+	}
+	for _, cl := range cloudLabels {
+		if v := labels[cl.label]; v != "" {
+			if strings.HasPrefix(v, "arn:") {
+				if w, err := ParseARN(v); err == nil {
+					return qualify(w)
+				}
+			}
+			return &runlorev1.Workload{Kind: cl.kind, Name: v, Account: account, Region: region}
+		}
+	}
+	return nil
+}
+
+// ScaleTarget is the identity of a HorizontalPodAutoscaler's scale target
+// (spec.scaleTargetRef), for an intake that could read the HPA: the alert
+// is about the workload the HPA scales. An identity that is not an HPA, or
+// an empty target, is returned unchanged.
+func ScaleTarget(hpa runlorev1.Workload, targetKind, targetName string) runlorev1.Workload {
+	if hpa.Kind != KindHPA || targetName == "" || hpa.Namespace == "" {
+		return hpa
+	}
+	return runlorev1.Workload{Namespace: hpa.Namespace, Kind: targetKind, Name: targetName}
+}
