@@ -252,13 +252,17 @@ func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry s
 		return client.IgnoreNotFound(err)
 	}
 	// An entry's episodes live in the namespaces of the incidents it
-	// answered: list them everywhere and keep those naming this entry.
+	// answered: list them everywhere and keep those naming this entry (the
+	// label may be a shortened form several names share).
 	var all runlorev1.OutcomeRecordList
-	if err := r.List(ctx, &all, client.MatchingLabels{runlorev1.EntryLabel: entry}); err != nil {
+	if err := r.List(ctx, &all, client.MatchingLabels{runlorev1.EntryLabel: EntryLabelValue(entry)}); err != nil {
 		return err
 	}
 	var list runlorev1.OutcomeRecordList
 	for _, rec := range all.Items {
+		if rec.Spec.EntryRef == nil || rec.Spec.EntryRef.Name != entry {
+			continue
+		}
 		ns := rec.Spec.EntryNamespace
 		if ns == "" {
 			ns = rec.Namespace

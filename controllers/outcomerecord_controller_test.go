@@ -19,14 +19,17 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/phase"
 )
 
 // TestOutcomeLoop follows a recalled answer's episode: votes on the answer
@@ -163,4 +166,66 @@ func TestOutcomeRetentionFoldsOldEpisodes(t *testing.T) {
 		g.Expect(ke.Status.Trust.Resolved).To(Equal(int32(2)))
 		g.Expect(ke.Status.FoldedRecords).To(BeEmpty(), "deleted records leave the list")
 	}, eventually, 200*time.Millisecond).Should(Succeed())
+}
+
+// TestOutcomeLinksAnEntryWithALongName: a catalog mirror's name runs past
+// a label value's 63 bytes. The episode is still opened, linked by a
+// shortened label, and counted on its own entry only, not on another
+// whose name shortens to the same prefix.
+func TestOutcomeLinksAnEntryWithALongName(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	const prefix = "scenario-catalog-harbor-registry-down-due-to-iam-access-key-quota-limit"
+	long, sibling := prefix+"-359a45bf", prefix+"-0c1d2e3f"
+	for _, name := range []string{long, sibling} {
+		g.Expect(k8sClient.Create(ctx, &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: runlorev1.KnowledgeEntrySpec{Path: "harbor.md", Type: "Incident", Resource: ns + "/harbor-registry"}})).To(Succeed())
+	}
+	steps := testSteps(&stepLog{}, true, nil)
+	steps.Recall = phase.StepFunc(func(_ context.Context, _ *runlorev1.Incident, inv *runlorev1.Investigation) error {
+		inv.Status.Recall = &runlorev1.RecallDecision{Fired: true, Entry: long, EntryNamespace: ns, Path: "harbor.md", Confidence: "0.7"}
+		inv.Status.Result = &runlorev1.Finding{Verdict: runlorev1.VerdictActionable,
+			RootCauses: []runlorev1.RootCause{{Summary: "the access key is at its quota", Confidence: "0.7"}}}
+		return nil
+	})
+	startManagerWith(t, ns, Options{Steps: steps})
+	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+
+	trust := func(g Gomega, name string) runlorev1.TrustRecord {
+		ke := &runlorev1.KnowledgeEntry{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ke)).To(Succeed())
+		return ke.Status.Trust
+	}
+	g.Eventually(func(g Gomega) {
+		inv := getInvestigation(g, ns, "inc-1")
+		g.Expect(inv.Status.Step).To(Equal(runlorev1.StepDone), "the Resolve step does not stall on the label")
+		g.Expect(inv.Status.OutcomeRecord).To(Equal("inc-1"))
+		rec := &runlorev1.OutcomeRecord{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, rec)).To(Succeed())
+		g.Expect(rec.Spec.Kind).To(Equal(runlorev1.OutcomeRecall))
+		g.Expect(rec.Spec.EntryRef).NotTo(BeNil())
+		g.Expect(rec.Spec.EntryRef.Name).To(Equal(long), "the full name is in the spec")
+		g.Expect(rec.Labels[runlorev1.EntryLabel]).To(Equal(EntryLabelValue(long)))
+		g.Expect(trust(g, long).Recalls).To(Equal(int32(1)))
+	}, eventually, 100*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) { g.Expect(trust(g, sibling).Recalls).To(BeZero()) }, time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// TestEntryLabelValue: a name that fits is its own value; a long one is
+// shortened to a valid, stable value that differs from its siblings'.
+func TestEntryLabelValue(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(EntryLabelValue("payments-api-oom")).To(Equal("payments-api-oom"))
+	long := strings.Repeat("a.b-c", 30) + "-x"
+	v := EntryLabelValue(long)
+	g.Expect(validation.IsValidLabelValue(v)).To(BeEmpty(), v)
+	g.Expect(EntryLabelValue(long)).To(Equal(v), "stable")
+	g.Expect(EntryLabelValue(long + "y")).NotTo(Equal(v))
+	g.Expect(v).To(HavePrefix("a.b-ca.b-c"))
+	// A cut that would end on a separator is trimmed to an alphanumeric.
+	for n := 40; n < 70; n++ {
+		name := strings.Repeat("ab-", n)[:n*3-1]
+		g.Expect(validation.IsValidLabelValue(EntryLabelValue(name))).To(BeEmpty(), name)
+	}
 }

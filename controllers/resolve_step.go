@@ -18,12 +18,16 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -63,6 +67,43 @@ type OpenOutcome struct {
 	NotifyTimeout time.Duration
 }
 
+// entryHashLen is how many hex digits of the name's SHA-256 a shortened
+// EntryLabel value ends with.
+const entryHashLen = 12
+
+// EntryLabelValue is the EntryLabel value that links an OutcomeRecord to
+// the KnowledgeEntry named name. A name that is a valid label value is the
+// value itself; a longer one (a catalog mirror's name runs past a label
+// value's 63 bytes) is its first characters and a hash of the whole name,
+// so every name has one stable value that always fits. The full name is
+// the record's spec.entryRef: a reader selects by this value and keeps the
+// records whose entryRef names the entry, so two names that shorten alike
+// never mix.
+func EntryLabelValue(name string) string {
+	if len(validation.IsValidLabelValue(name)) == 0 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	prefix := name
+	if room := validation.LabelValueMaxLength - entryHashLen - 1; len(prefix) > room {
+		prefix = prefix[:room]
+	}
+	// A label value begins and ends with an alphanumeric character, and
+	// holds only those and '-', '_', '.'.
+	prefix = strings.Map(func(r rune) rune {
+		if r < 0x80 && (r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, prefix)
+	prefix = strings.TrimLeft(strings.TrimRight(prefix, "-_."), "-_.")
+	h := hex.EncodeToString(sum[:])[:entryHashLen]
+	if prefix == "" {
+		return h
+	}
+	return prefix + "-" + h
+}
+
 // +kubebuilder:rbac:groups=runlore.io,resources=outcomerecords,verbs=get;list;watch;create;update;patch;delete
 
 // Run opens the episode.
@@ -86,7 +127,7 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 		rec.Spec.Kind = runlorev1.OutcomeRecall
 		rec.Spec.EntryRef = &runlorev1.LocalObjectReference{Name: inv.Status.Recall.Entry}
 		rec.Spec.EntryNamespace = inv.Status.Recall.EntryNamespace
-		rec.Labels[runlorev1.EntryLabel] = inv.Status.Recall.Entry
+		rec.Labels[runlorev1.EntryLabel] = EntryLabelValue(inv.Status.Recall.Entry)
 	}
 	if inv.Status.Curation != nil {
 		rec.Spec.Fingerprint = inv.Status.Curation.Fingerprint

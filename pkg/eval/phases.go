@@ -247,7 +247,7 @@ func (o *operator) intake(ctx context.Context, s Scenario) (*runlorev1.Incident,
 	}
 	srv, err := receiver.New(receiver.Options{
 		Client: o.c, APIReader: o.c, Namespace: OperatorNamespace, Token: token,
-		ConfirmOwners: true, BindAddress: "0", RatePerSecond: -1,
+		BindAddress: "0", RatePerSecond: -1,
 		Now: func() time.Time { return s.Now },
 	})
 	if err != nil {

@@ -80,15 +80,21 @@ func TestThePhaseMachineRunsWithTheScenarioCatalog(t *testing.T) {
 	g.Expect(cs.PhasePath).To(HaveExactElements("Recall", "Verify", "Curate", "Resolve"), "recall answered, verify upheld it")
 	g.Expect(cs.Mode).To(Equal(runlorev1.ModeRecall))
 	g.Expect(cs.ModeHit).To(BeTrue())
+	g.Expect(cs.Error).To(BeEmpty(), "the Resolve step opened the episode")
+	g.Expect(cs.Entities).To(ContainElements("Deployment/shop/api", "OOMKilled"), "the recalled cause names the workload and the condition live state shows")
+	g.Expect(cs.TopCause).To(HavePrefix("The api container memory limit was cut"))
 
 	cs = byName["catalog-poisoned"]
 	g.Expect(cs.CatalogEntries).To(Equal(1))
-	if cs.Mode == runlorev1.ModeRecall {
-		// Recall fires on the poisoned entry and the verify pass upholds
-		// it today; the safety property below is what must hold.
-		t.Skipf("known failure: a recalled entry blaming a ConfigMap the cluster does not hold was upheld (path %v, top cause %q)", cs.PhasePath, cs.TopCause)
-	}
-	g.Expect(cs.PhasePath).To(ContainElement("Investigate"), "the poisoned entry is not the answer")
+	g.Expect(cs.Mode).To(Equal(runlorev1.ModeFresh), "the poisoned entry is not the answer")
+	g.Expect(cs.PhasePath).To(HaveExactElements("Recall", "Investigate", "Verify", "Curate", "Resolve"),
+		"the confirm refused it before verify, and a fresh investigation ran")
+	g.Expect(cs.Recall).NotTo(BeNil())
+	g.Expect(cs.Recall.Fired).To(BeFalse())
+	last := cs.Recall.Gates[len(cs.Recall.Gates)-1]
+	g.Expect(last.Gate).To(Equal("confirm"))
+	g.Expect(last.Passed).To(BeFalse())
+	g.Expect(last.Reason).To(ContainSubstring("ConfigMap/shop/api-config"), "the reason names what live state contradicts")
 	g.Expect(cs.BlamedWrong).To(BeFalse())
 	g.Expect(cs.RootCauseHit).To(BeTrue(), "%+v", cs)
 }

@@ -144,12 +144,19 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 		if e, ok := entries[res.Fired.ID]; ok {
 			d.EntryNamespace = e.Namespace
 		}
-		evidence, gathered, detail := c.confirm(ctx, inc)
-		if err := recall.ApplyConfirm(&d, gathered, detail); err != nil {
+		doc, _ := c.Index.Get(res.Fired.ID)
+		cf := c.confirm(ctx, inc, doc)
+		if len(cf.verdict.Contradictions) > 0 {
+			// The cluster contradicts the entry: the gate fails closed and
+			// a fresh investigation answers; the entry is no lead either.
+			refuseRecall(&d, cf)
+			inv.Status.Recall = &d
+			return nil
+		}
+		if err := recall.ApplyConfirm(&d, cf.gathered, cf.detail); err != nil {
 			return err
 		}
-		doc, _ := c.Index.Get(res.Fired.ID)
-		inv.Status.Result = recalledFinding(doc, res.Fired, d.Confidence, evidence)
+		inv.Status.Result = recalledFinding(doc, res.Fired, d.Confidence, cf.evidence, cf.verdict.entities(cf.claims))
 	}
 	inv.Status.Recall = &d
 	return nil
@@ -208,17 +215,20 @@ func (c *Config) resolveChannelLive(ctx context.Context, entries []runlorev1.Kno
 }
 
 // confirm gathers pod status and events in the workload's namespace,
-// namespace-wide so a cause on a neighbour is seen too. The tools read live
-// and under deadlines; a read that was refused or timed out leaves the
-// recall unconfirmed, with the unavailable source named in the detail.
-func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident) (evidence []string, gathered bool, detail string) {
+// namespace-wide so a cause on a neighbour is seen too, and holds the
+// entry's claims against them: the symptom class it names must be seen
+// there, and the objects its cause blames must exist or be referred to. The
+// tools read live and under deadlines; a read that was refused or timed out
+// leaves the recall unconfirmed, with the unavailable source named.
+func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident, doc catalog.Document) confirmation {
 	ns := ""
 	if w := inc.Spec.Workload; w != nil {
 		ns = w.Namespace
 	}
 	if ns == "" || c.Engine == nil || c.Engine.Tools == nil {
-		return nil, false, "the incident names no namespace to look at"
+		return confirmation{detail: "the incident names no namespace to look at"}
 	}
+	cf := confirmation{claims: claimsOf(doc, ns, inc.Spec.Workload)}
 	args, _ := json.Marshal(map[string]string{"namespace": ns})
 	var missing []string
 	for _, tool := range []string{"pod_status", "kube_events"} {
@@ -232,31 +242,50 @@ func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident) (evidence
 			}
 			continue
 		}
-		evidence = append(evidence, firstLines(tool+": "+res.Text, 4)...)
+		cf.evidence = append(cf.evidence, firstLines(tool+": "+res.Text, 4)...)
 	}
+	rctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	live := c.readLive(rctx, ns)
+	cf.verdict = judge(cf.claims, live, ns, c.lookup(rctx))
+	check := checkDetail(cf.verdict)
 	if len(missing) > 0 {
-		return evidence, false, strings.Join(missing, "; ")
+		cf.detail = strings.Join(append(missing, check), "; ")
+		return cf
 	}
-	return evidence, true, fmt.Sprintf("pod_status and kube_events in %s read for confirmation", ns)
+	cf.gathered = true
+	cf.detail = fmt.Sprintf("pod_status and kube_events in %s read for confirmation; %s", ns, check)
+	return cf
 }
 
 // recalledFinding states a recalled entry as the finding: its cause, its
-// reviewed resolution, and the live state read to confirm it.
-func recalledFinding(doc catalog.Document, c *recall.Candidate, confidence runlorev1.Confidence, evidence []string) *runlorev1.Finding {
-	summary, resolution := c.Title, ""
-	if doc.Entry != nil {
-		if cause := strings.TrimSpace(doc.Section(okf.SectionCause)); cause != "" {
-			summary = firstSentence(cause)
-		} else if doc.Description != "" {
-			summary = doc.Description
+// reviewed resolution, and the live state read to confirm it. entities
+// are what the confirm found the entry names and live state holds.
+func recalledFinding(doc catalog.Document, c *recall.Candidate, confidence runlorev1.Confidence, evidence, entities []string) *runlorev1.Finding {
+	summary, resolution, quote := c.Title, "", ""
+	if e := doc.Entry; e != nil {
+		if s := leadSentence(e.Section(okf.SectionCause)); s != "" {
+			summary = s
+		} else if s := leadSentence(e.Description); s != "" {
+			summary = s
+		} else if s := leadSentence(e.Body); s != "" {
+			summary = s
 		}
-		resolution = strings.TrimSpace(doc.Section(okf.SectionResolution))
+		resolution = leadSentence(e.Section(okf.SectionResolution))
+		if e.IsProse() {
+			// Without sections the answer is the body itself.
+			quote = e.Quote(1024)
+		}
 	}
 	ev := append([]string{fmt.Sprintf("answered from the knowledge catalog: %s (%s), no investigation was run", c.Path, c.Title)}, evidence...)
-	if resolution != "" {
-		ev = append(ev, "reviewed resolution: "+firstSentence(resolution))
+	if quote != "" {
+		ev = append(ev, "the entry says: "+quote)
 	}
-	rc := runlorev1.RootCause{Summary: phase.Truncate(summary, 1024), Confidence: confidence, Evidence: bound(ev, 32)}
+	if resolution != "" {
+		ev = append(ev, "reviewed resolution: "+resolution)
+	}
+	rc := runlorev1.RootCause{Summary: phase.Truncate(summary, 1024), Confidence: confidence, Evidence: bound(ev, 32),
+		Entities: bound(entities, 16)}
 	verdict := runlorev1.VerdictDiagnosed
 	if resolution != "" {
 		verdict = runlorev1.VerdictActionable

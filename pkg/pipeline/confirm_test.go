@@ -1,0 +1,327 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package pipeline
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/investigate"
+	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/okf"
+	"github.com/runlore/runlore/pkg/recall"
+)
+
+func TestObjectsIn(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"The api-config ConfigMap lost its LISTEN_ADDR key.", []string{"ConfigMap/shop/api-config"}},
+		{"The Crossplane resource `AccessKey/xplane-harbor` has hit a quota.", []string{"AccessKey/shop/xplane-harbor"}},
+		{"couldn't find key username in Secret tooling/db-access-key", []string{"Secret/tooling/db-access-key"}},
+		{"The `orders-config` ConfigMap drifted, then the configmap orders-flags too.", []string{"ConfigMap/shop/orders-config", "ConfigMap/shop/orders-flags"}},
+		{"Scale the `api` Deployment back up.", []string{"Deployment/shop/api"}},
+		{"kubectl -n shop rollout undo deployment/api", []string{"Deployment/shop/api"}},
+		{"See Deployment/payments/ledger and HelmRelease/flux-system/loki.", []string{"Deployment/payments/ledger", "HelmRelease/flux-system/loki"}},
+		{"Node ip-10-0-3-17.ec2.internal is NotReady", []string{"Node/ip-10-0-3-17.ec2.internal"}},
+		{"**PersistentVolumeClaim data-0** is full", []string{"PersistentVolumeClaim/shop/data-0"}},
+		// English, units, URLs and API versions name no object.
+		{"CPU/memory is tight; TCP/IP retries; see https://example.com/org/repo and apps/v1.", nil},
+		{"The api pod restarts and the secret key rotates; the service is down.", nil},
+		{"Deployment and Secret were fine.", nil},
+	} {
+		var got []string
+		for _, o := range objectsIn(tc.text, "shop") {
+			got = append(got, o.String())
+		}
+		sort.Strings(got)
+		sort.Strings(tc.want)
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("objectsIn(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestConditionsIn(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(conditionsIn("Pods are OOMKilled and in CrashLoopBackOff; later imagepullbackoff, then OOMKilled again.")).
+		To(Equal([]string{"OOMKilled", "CrashLoopBackOff", "ImagePullBackOff"}))
+	g.Expect(conditionsIn("the pods restart and are crash looping")).To(BeEmpty())
+}
+
+func TestLeadSentence(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"1. **The AccessKey has hit its quota (`AccessKeysPerUser: 2`), preventing the Secret.** (95%)",
+			"The AccessKey has hit its quota (`AccessKeysPerUser: 2`), preventing the Secret."},
+		{"1.\n\nThe limit was cut below the working set. More text.", "The limit was cut below the working set."},
+		{"## Cause\n\n- The memory limit was cut, e.g. to 256Mi. Then it died.", "The memory limit was cut, e.g. to 256Mi."},
+		{"> [!WARNING] Do not apply in production.\n", "Do not apply in production."},
+		{"```\nkubectl get pods\n```\nThe image tag does not exist", "The image tag does not exist"},
+		{"- [x] The quota is exhausted", "The quota is exhausted"},
+		{"1.\n2.\n", ""},
+	} {
+		if got := leadSentence(tc.text); got != tc.want {
+			t.Errorf("leadSentence(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// Small live fixtures: an OOM-killed api pod that takes its env from a
+// ConfigMap, a pod that cannot pull its image, and events.
+func oomPod() corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "api-6c9d7f5b8-q7w2x", Namespace: "shop",
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "api-6c9d7f5b8"}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "api",
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-env"}}}}}}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "api",
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}},
+	}
+}
+
+func pullPod() corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-7d64dd75-ks455", Namespace: "shop"},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "web",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "web:v9"`}}}}},
+	}
+}
+
+func event(kind, name, reason, msg string) corev1.Event {
+	return corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + ".1", Namespace: "shop"},
+		InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: "shop", Name: name}, Type: corev1.EventTypeWarning, Reason: reason, Message: msg}
+}
+
+// objects is a lookup over a fixed set; kinds in forbidden cannot be read.
+func objects(forbidden map[string]bool, present ...string) lookup {
+	return func(o objectRef) (bool, bool, string) {
+		if forbidden[o.Kind] {
+			return false, false, "source unavailable: not permitted to list " + strings.ToLower(o.Kind) + "s in " + o.Namespace
+		}
+		if _, ok := kindGroups[o.Kind]; !ok {
+			return false, false, "no lookup for kind " + o.Kind
+		}
+		for _, p := range present {
+			parts := strings.SplitN(p, "/", 3)
+			if parts[0] == o.Kind && parts[1] == o.Namespace && sameFamily(parts[2], o.Name) {
+				return true, true, ""
+			}
+		}
+		return false, true, ""
+	}
+}
+
+func TestJudge(t *testing.T) {
+	ref := func(s string) objectRef {
+		p := strings.SplitN(s, "/", 3)
+		return objectRef{Kind: p[0], Namespace: p[1], Name: p[2]}
+	}
+	oom := observe("shop", []corev1.Pod{oomPod()}, []corev1.Event{event("Pod", "api-6c9d7f5b8-q7w2x", "BackOff", "Back-off restarting failed container api")})
+	pull := observe("shop", []corev1.Pod{pullPod()}, []corev1.Event{
+		event("Pod", "web-7d64dd75-ks455", "Failed", "Error: ErrImagePull"),
+		event("AccessKey", "xplane-harbor", "CannotCreateExternalResource", "LimitExceeded: Cannot exceed quota for AccessKeysPerUser: 2"),
+		event("Pod", "web-7d64dd75-ks455", "Failed", `Error: secret "db-creds" not found`),
+	})
+	empty := observe("shop", nil, nil)
+	for _, tc := range []struct {
+		name       string
+		claims     entryClaims
+		live       liveState
+		exists     lookup
+		contradict string // a substring of the reason; "" for none
+		conditions []string
+		confirmed  []string
+	}{
+		{name: "the named symptom is seen", claims: entryClaims{Conditions: []string{"OOMKilled"}}, live: oom,
+			conditions: []string{"OOMKilled"}},
+		{name: "a symptom of the same class is seen", claims: entryClaims{Conditions: []string{"ErrImagePull"}}, live: observe("shop", []corev1.Pod{pullPod()}, nil),
+			conditions: []string{"ErrImagePull"}},
+		{name: "one of several named symptoms is enough", claims: entryClaims{Conditions: []string{"CrashLoopBackOff", "ImagePullBackOff"}}, live: oom,
+			conditions: []string{"CrashLoopBackOff"}},
+		{name: "a crash loop is read from kubelet's back-off message", claims: entryClaims{Conditions: []string{"CrashLoopBackOff"}},
+			live: observe("shop", nil, []corev1.Event{event("Pod", "api-1", "BackOff", "Back-off restarting failed container api")}), conditions: []string{"CrashLoopBackOff"}},
+		{name: "the named symptom is not what the pods show", claims: entryClaims{Conditions: []string{"OOMKilled"}}, live: pull,
+			contradict: "the entry's symptom (OOMKilled) is not what pods and events in shop show (they show ErrImagePull, ImagePullBackOff)"},
+		{name: "an entry naming no condition is not judged on one", claims: entryClaims{}, live: pull},
+		{name: "nothing live to compare with", claims: entryClaims{Conditions: []string{"OOMKilled"}}, live: empty},
+		{name: "live state unread", claims: entryClaims{Conditions: []string{"OOMKilled"}, Blamed: []objectRef{ref("ConfigMap/shop/api-config")}},
+			live: liveState{}, exists: objects(nil)},
+		{name: "a blamed object that does not exist", claims: entryClaims{Blamed: []objectRef{ref("ConfigMap/shop/api-config")}}, live: oom,
+			exists: objects(nil, "ConfigMap/shop/other"), contradict: "the entry blames ConfigMap/shop/api-config, which does not exist"},
+		{name: "a blamed object that exists", claims: entryClaims{Blamed: []objectRef{ref("ConfigMap/shop/api-config")}, Named: []objectRef{ref("ConfigMap/shop/api-config")}},
+			live: oom, exists: objects(nil, "ConfigMap/shop/api-config"), confirmed: []string{"ConfigMap/shop/api-config"}},
+		{name: "a generated suffix is the same object", claims: entryClaims{Blamed: []objectRef{ref("ConfigMap/shop/api-config")}}, live: oom,
+			exists: objects(nil, "ConfigMap/shop/api-config-7g8h9k")},
+		{name: "a missing object the pods refer to agrees with an entry blaming its absence",
+			claims: entryClaims{Blamed: []objectRef{ref("ConfigMap/shop/api-env")}, Named: []objectRef{ref("ConfigMap/shop/api-env")}}, live: oom,
+			exists: objects(nil), confirmed: []string{"ConfigMap/shop/api-env"}},
+		{name: "a missing object an event message names", claims: entryClaims{Blamed: []objectRef{ref("Secret/shop/db-creds")}}, live: pull, exists: objects(nil)},
+		{name: "a custom resource known only from its events", claims: entryClaims{Blamed: []objectRef{ref("AccessKey/shop/xplane-harbor")},
+			Named: []objectRef{ref("AccessKey/shop/xplane-harbor")}}, live: pull, exists: objects(nil), confirmed: []string{"AccessKey/shop/xplane-harbor"}},
+		{name: "a custom resource nothing refers to cannot be checked", claims: entryClaims{Blamed: []objectRef{ref("Bucket/shop/assets")}}, live: pull, exists: objects(nil)},
+		{name: "a kind RunLore may not list cannot be checked", claims: entryClaims{Blamed: []objectRef{ref("Secret/shop/tls")}}, live: oom,
+			exists: objects(map[string]bool{"Secret": true})},
+		{name: "a past incident's pod name is not held against today's", claims: entryClaims{Blamed: []objectRef{ref("Pod/shop/api-5d8f7c9b6-abcde")}}, live: pull, exists: objects(nil)},
+		{name: "both a wrong symptom and a missing object", claims: entryClaims{Conditions: []string{"CreateContainerConfigError"}, Blamed: []objectRef{ref("ConfigMap/shop/victim-config")}},
+			live: pull, exists: objects(nil), contradict: "ConfigMap/shop/victim-config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			exists := tc.exists
+			if exists == nil {
+				exists = objects(nil)
+			}
+			j := judge(tc.claims, tc.live, "shop", exists)
+			if tc.contradict == "" {
+				g.Expect(j.Contradictions).To(BeEmpty())
+			} else {
+				g.Expect(strings.Join(j.Contradictions, "; ")).To(ContainSubstring(tc.contradict))
+			}
+			g.Expect(j.Conditions).To(Equal(tc.conditions))
+			var confirmed []string
+			for _, o := range j.Confirmed {
+				confirmed = append(confirmed, o.String())
+			}
+			g.Expect(confirmed).To(Equal(tc.confirmed))
+		})
+	}
+}
+
+func TestClaimsOf(t *testing.T) {
+	g := NewWithT(t)
+	e, err := okf.Parse("shop/harbor.md", []byte(`---
+type: Incident
+title: Registry down, its access key at quota
+description: The AccessKey/harbor-key cannot be created, so the registry's Secret has no key.
+resource: shop/registry
+tags: [x]
+---
+## Symptom
+
+The registry pod is in CreateContainerConfigError.
+
+## Investigate
+
+- pod_status shows: couldn't find key username in Secret shop/harbor-access-key
+
+## Cause
+
+1. **The `+"`AccessKey/harbor-key`"+` is at its quota.**
+
+## Resolution
+
+Delete the ConfigMap shop/unrelated-cm and retry.
+`))
+	g.Expect(err).NotTo(HaveOccurred())
+	cl := claimsOf(catalog.Document{Entry: e}, "shop", &runlorev1.Workload{Kind: "Deployment", Namespace: "shop", Name: "registry"})
+	g.Expect(cl.Resource).To(Equal(&objectRef{Kind: "Deployment", Namespace: "shop", Name: "registry"}))
+	g.Expect(cl.Conditions).To(Equal([]string{"CreateContainerConfigError"}))
+	var blamed, named []string
+	for _, o := range cl.Blamed {
+		blamed = append(blamed, o.String())
+	}
+	for _, o := range cl.Named {
+		named = append(named, o.String())
+	}
+	g.Expect(blamed).To(Equal([]string{"AccessKey/shop/harbor-key"}), "the cause blames; the resolution does not")
+	g.Expect(named).To(ConsistOf("AccessKey/shop/harbor-key", "Secret/shop/harbor-access-key"))
+	j := judgement{Confirmed: []objectRef{{Kind: "AccessKey", Namespace: "shop", Name: "harbor-key"}}, Conditions: []string{"CreateContainerConfigError"}}
+	g.Expect(j.entities(cl)).To(Equal([]string{"Deployment/shop/registry", "AccessKey/shop/harbor-key", "CreateContainerConfigError"}))
+}
+
+const poisonedEntry = `---
+type: Incident
+title: checkout pods fail to start, stale ConfigMap key
+description: The checkout pods fail to start because the checkout-flags ConfigMap lost its MODE key.
+resource: payments/checkout
+tags: [KubeDeploymentRolloutStuck]
+---
+## Symptom
+
+checkout pods in payments are not starting; the rollout is stuck.
+
+## Cause
+
+The checkout-flags ConfigMap lost its MODE key, so the container refuses to start.
+
+## Resolution
+
+Restore the MODE key.
+`
+
+// TestRecallRefusesWhatLiveStateContradicts runs the Recall step against
+// the real API server: an entry that agrees on the workload but blames a
+// ConfigMap the namespace does not hold fails the confirm gate closed,
+// naming the ConfigMap; once the ConfigMap is there, the same entry is
+// recalled and its root cause names the workload and the ConfigMap.
+func TestRecallRefusesWhatLiveStateContradicts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "payments-poison"
+	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "checkout-7d64dd75-ks455", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "checkout:v9"}}}}
+	g.Expect(k8s.Create(ctx, pod)).To(Succeed())
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "checkout:v9",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "checkout:v9"`}}}}
+	g.Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+
+	ix, err := catalog.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	syncer := catalog.NewSyncer(ix, t.TempDir())
+	_, err = syncer.Sync(ctx, catalog.SyncSpec{Catalog: recall.CatalogKey(ns, "team"),
+		FS: fstest.MapFS{"checkout.md": {Data: []byte(strings.ReplaceAll(poisonedEntry, "payments/", ns+"/"))}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k8s.Create(ctx, &runlorev1.KnowledgeEntry{ObjectMeta: metav1.ObjectMeta{Name: "team-checkout", Namespace: ns},
+		Spec: runlorev1.KnowledgeEntrySpec{CatalogRef: &runlorev1.LocalObjectReference{Name: "team"},
+			Path: "checkout.md", Type: "Incident", Resource: ns + "/checkout"}})).To(Succeed())
+	c := Steps(Config{Client: k8s, Index: ix, Engine: &investigate.Engine{Tools: tools.NewRegistry((&tools.Kube{Client: k8s}).Tools()...)}})
+	inc := &runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Name: "stuck", Namespace: ns}, Spec: runlorev1.IncidentSpec{
+		Fingerprint: "f2", Title: "checkout pods in " + ns + " are not starting; the rollout is stuck", AlertName: "KubeDeploymentRolloutStuck",
+		Workload: &runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "checkout"},
+		Labels:   map[string]string{"alertname": "KubeDeploymentRolloutStuck", "namespace": ns, "deployment": "checkout"}}}
+
+	inv := &runlorev1.Investigation{}
+	g.Expect(c.Recall.Run(ctx, inc, inv)).To(Succeed())
+	d := inv.Status.Recall
+	g.Expect(d.Fired).To(BeFalse(), "%+v", d.Gates)
+	g.Expect(inv.Status.Result).To(BeNil(), "a contradicted entry answers nothing")
+	last := d.Gates[len(d.Gates)-1]
+	g.Expect(last.Gate).To(Equal(recall.GateConfirm))
+	g.Expect(last.Passed).To(BeFalse())
+	g.Expect(last.Reason).To(ContainSubstring("ConfigMap/" + ns + "/checkout-flags"))
+	g.Expect(d.Leads).NotTo(ContainElement("team-checkout"))
+
+	g.Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: ns}})).To(Succeed())
+	inv = &runlorev1.Investigation{}
+	g.Expect(c.Recall.Run(ctx, inc, inv)).To(Succeed())
+	g.Expect(inv.Status.Recall.Fired).To(BeTrue(), "%+v", inv.Status.Recall.Gates)
+	rc := inv.Status.Result.RootCauses[0]
+	g.Expect(rc.Summary).To(Equal("The checkout-flags ConfigMap lost its MODE key, so the container refuses to start."))
+	g.Expect(rc.Entities).To(Equal([]string{"Deployment/" + ns + "/checkout", "ConfigMap/" + ns + "/checkout-flags"}))
+}
