@@ -278,7 +278,8 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	}
 	reader := mgr.GetClient()
 	kb := pipeline.KB{Index: index}
-	registry := tools.NewRegistry(append((&tools.Kube{Client: reader}).Tools(),
+	kubeTools := &tools.Kube{Client: reader}
+	registry := tools.NewRegistry(append(kubeTools.Tools(), &tools.Graph{Kube: kubeTools},
 		&tools.PodLogs{Clientset: clientset, AllowedNamespaces: cfg.PodLogNamespaces},
 		&tools.PromQL{BaseURL: cfg.PrometheusURL},
 		&tools.KBSearch{KB: kb}, &tools.KBGet{KB: kb})...)

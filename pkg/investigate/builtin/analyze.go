@@ -80,6 +80,8 @@ type hypothesis struct {
 	evidence   []string
 	entities   []string
 	action     *runlorev1.SuggestedAction
+	// local marks a no-change reading of a symptom where it shows.
+	local bool
 }
 
 // Analyze ranks hypotheses for req from obs. now is the analysis time
@@ -88,14 +90,22 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	if window <= 0 {
 		window = DefaultWindow
 	}
+	req = effectiveRequest(req, obs)
+	g := obs.Graph
+	onset := req.Start
+	if g != nil {
+		g.AttachChanges(req.Changes)
+		onset = Onset(g, req.Start)
+	}
 	symptoms := detect(req, obs, now)
 	out := &runlorev1.Finding{}
 	var hyps []hypothesis
 
-	relevant, ruledOut := classifyChanges(req, obs, window)
+	relevant, ruledOut := classifyChanges(req, obs, window, onset)
 	out.RuledOut = append(out.RuledOut, ruledOut...)
 
 	explained := map[Symptom]bool{}
+	var changeHyps []hypothesis
 	for _, ch := range relevant {
 		best, bestStrength := (*finding)(nil), 0.0
 		for i := range symptoms {
@@ -108,6 +118,10 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 				// What the change altered is unknown: a weak link.
 				strength = math.Max(strength, 0.45)
 			}
+			if ch.change.HasAspect("created") && len(s.aspects) > 0 {
+				// The change created what now fails.
+				strength = math.Max(strength, 0.5)
+			}
 			if strength > bestStrength {
 				best, bestStrength = s, strength
 			}
@@ -118,25 +132,42 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			continue
 		}
 		agreement := ch.timing * podAgreement(*best, obs)
+		subject := nsName(req.Namespace, req.Workload)
+		if subject == "" || req.Workload == "" {
+			subject = nameOr(subjectNameOf(g), "the workload")
+		}
 		h := hypothesis{
 			change:     ch.change,
 			confidence: cap(bestStrength * agreement * ch.directness),
-			summary: fmt.Sprintf("%s %s at %s (%s, %s before onset), then %s",
-				ch.change.Ref(), changeVerb(*ch.change), ch.change.At.UTC().Format(time.RFC3339), revisionOf(*ch.change),
-				req.Start.Sub(ch.change.At).Round(time.Minute), best.detail),
+			summary:    changeSentence(subject, best.word, *ch.change, req.Workload),
 		}
 		h.evidence = append(h.evidence, changeEvidence(*ch.change, ch.via))
 		h.evidence = append(h.evidence, best.evidence...)
+		h.evidence = append(h.evidence, truncate(fmt.Sprintf("what_changed: applied %s before onset, then %s", onset.Sub(ch.change.At).Round(time.Minute), best.detail), 512))
 		h.entities = appendUnique(h.entities, ch.change.Ref())
 		if rev := incident.ShortRevision(ch.change.ToRevision); rev != "" {
 			h.entities = appendUnique(h.entities, rev)
 		}
+		if f := changedFile(*ch.change, req.Workload); f != "" && !strings.Contains(f, ", ") {
+			h.entities = appendUnique(h.entities, f)
+		}
 		h.entities = appendUnique(h.entities, best.entities...)
 		h.entities = appendUnique(h.entities, best.word)
 		h.action = rollbackAction(*ch.change)
-		hyps = append(hyps, h)
+		changeHyps = append(changeHyps, h)
 		explained[best.symptom] = true
 	}
+	// The change right before onset explains it; an earlier one that the
+	// workload ran healthily after ranks far below it.
+	for i := range changeHyps {
+		for j := range changeHyps {
+			if i != j && changeHyps[j].change.At.After(changeHyps[i].change.At) && changeHyps[j].confidence >= 0.45 {
+				changeHyps[i].confidence = cap(changeHyps[i].confidence * 0.6)
+				break
+			}
+		}
+	}
+	hyps = append(hyps, changeHyps...)
 	for _, s := range symptoms {
 		if explained[s.symptom] || s.alone == 0 {
 			continue
@@ -146,8 +177,10 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			confidence: cap(s.alone * podAgreement(s, obs)),
 			evidence:   s.evidence,
 			entities:   appendUnique(append([]string(nil), s.entities...), s.word),
+			local:      true,
 		})
 	}
+	hyps = mergeGraph(hyps, graphRules(req, g, onset, window))
 	sort.SliceStable(hyps, func(i, j int) bool { return hyps[i].confidence > hyps[j].confidence })
 	if len(hyps) > 8 {
 		hyps = hyps[:8]
@@ -170,6 +203,18 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	}
 	out.Unresolved = unresolved(req, obs, symptoms, hyps)
 	out.Verdict = verdict(out, symptoms, obs)
+	if out.Verdict == runlorev1.VerdictNoFault && g != nil && subjectFailing(g) {
+		out.Verdict = runlorev1.VerdictInconclusive
+		out.Unresolved = append(out.Unresolved, "the subject shows a failing condition that no rule explains: "+firstSymptom(g))
+	}
+	if g != nil && g.SubjectNode() == nil {
+		out.Unresolved = append(out.Unresolved, "the incident's subject could not be found: "+g.SubjectNote)
+	}
+	if g != nil {
+		for _, u := range g.Unavailable {
+			out.Unresolved = append(out.Unresolved, "source unavailable: "+u)
+		}
+	}
 	out.RuledOut = limit(out.RuledOut, 16)
 	out.Unresolved = limit(out.Unresolved, 16)
 	return out
@@ -188,7 +233,7 @@ type candidate struct {
 // classifyChanges keeps the changes that can explain the incident and rules
 // out the rest with a reason: after onset, outside the window, or touching
 // something else.
-func classifyChanges(req incident.Request, obs Observations, window time.Duration) ([]candidate, []string) {
+func classifyChanges(req incident.Request, obs Observations, window time.Duration, onset time.Time) ([]candidate, []string) {
 	workload := req.WorkloadRef()
 	configs := map[string]bool{}
 	managers := map[string]bool{}
@@ -200,6 +245,25 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 		}
 		for _, m := range obs.Workload.ManagedBy {
 			managers[m] = true
+		}
+	}
+	if g := obs.Graph; g != nil {
+		for _, n := range subjectSide(g) {
+			for _, e := range g.Out(n.Ref()) {
+				switch e.Rel {
+				case "uses":
+					configs[e.To] = true
+				case "applied-by":
+					managers[e.To] = true
+				}
+			}
+		}
+		if w := g.Node(workload); w != nil {
+			for _, e := range g.Out(w.Ref()) {
+				if e.Rel == "applied-by" {
+					managers[e.To] = true
+				}
+			}
 		}
 	}
 	changes := append([]incident.Change(nil), req.Changes...)
@@ -225,26 +289,38 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			}
 		}
 		switch {
-		case ch.At.After(req.Start):
+		case ch.At.After(onset):
 			ruled = append(ruled, fmt.Sprintf("%s (%s) was applied at %s, after the incident began at %s: it cannot be the cause",
-				ch.Ref(), revisionOf(*ch), when, req.Start.UTC().Format(time.RFC3339)))
+				ch.Ref(), revisionOf(*ch), when, onset.UTC().Format(time.RFC3339)))
 		case !touches:
 			if workload == "" {
 				ruled = append(ruled, fmt.Sprintf("%s changed at %s but the incident names no workload to tie it to", ch.Ref(), when))
 			} else {
 				ruled = append(ruled, fmt.Sprintf("%s changed at %s but does not touch %s or its configuration", ch.Ref(), when, workload))
 			}
-		case req.Start.Sub(ch.At) > window:
+		case onset.Sub(ch.At) > window:
 			ruled = append(ruled, fmt.Sprintf("%s changed at %s, more than %s before onset", ch.Ref(), when, window))
 		default:
-			timing := 1.0
-			if req.Start.Sub(ch.At) > 30*time.Minute {
-				timing = 0.85
-			}
+			timing := timingFactor(onset.Sub(ch.At))
 			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via})
 		}
 	}
 	return keep, ruled
+}
+
+// timingFactor weighs a change by how long before onset it landed: a
+// change right before the trouble explains it better than one the workload
+// ran healthily after for hours.
+func timingFactor(gap time.Duration) float64 {
+	switch {
+	case gap <= 15*time.Minute:
+		return 1
+	case gap <= time.Hour:
+		return 0.92
+	case gap <= 3*time.Hour:
+		return 0.75
+	}
+	return 0.55
 }
 
 func qualify(ref, namespace string) string {

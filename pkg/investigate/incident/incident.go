@@ -66,10 +66,12 @@ func (r Request) Kind() string {
 	return r.WorkloadKind
 }
 
-// Validate names the first missing field an investigation needs.
+// Validate names the first missing field an investigation needs. A request
+// with no namespace is valid: a node, cluster-component or cloud incident
+// is investigated from its own subject.
 func (r Request) Validate() error {
-	if r.Namespace == "" {
-		return fmt.Errorf("request.namespace is required")
+	if r.Workload != "" && r.Namespace == "" && r.Kind() != "Node" {
+		return fmt.Errorf("request.namespace is required with request.workload %s", r.Workload)
 	}
 	if r.Start.IsZero() {
 		return fmt.Errorf("request.start is required")

@@ -56,5 +56,9 @@ func TestChangeTouchesAndValidation(t *testing.T) {
 	g.Expect(r.WorkloadRef()).To(Equal("Deployment/shop/api"))
 	r.WorkloadKind = "StatefulSet"
 	g.Expect(r.WorkloadRef()).To(Equal("StatefulSet/shop/api"))
-	g.Expect(Request{Start: time.Now()}.Validate()).To(MatchError("request.namespace is required"))
+	// A workload-less request (a node, a cloud resource) is valid; a
+	// workload needs its namespace.
+	g.Expect(Request{Start: time.Now()}.Validate()).To(Succeed())
+	g.Expect(Request{Start: time.Now(), Labels: map[string]string{"instance": "10.0.3.17:9100"}}.Validate()).To(Succeed())
+	g.Expect(Request{Start: time.Now(), Workload: "api"}.Validate()).To(MatchError("request.namespace is required with request.workload api"))
 }
