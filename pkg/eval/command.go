@@ -82,7 +82,7 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	report, err := Run(ctx, c, suite, func(s Scenario) *investigate.Engine {
+	report, err := Run(ctx, cfg, c, suite, func(s Scenario) *investigate.Engine {
 		now := func() time.Time { return s.Now }
 		kube := &tools.Kube{Client: c, Now: now}
 		return &investigate.Engine{Tools: tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...), Provider: provider, Now: now}
@@ -93,9 +93,17 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(report)
+		err = enc.Encode(report)
+	} else {
+		err = WriteReport(stdout, report)
 	}
-	return WriteReport(stdout, report)
+	if err != nil {
+		return err
+	}
+	if report.Loaded < report.Scenarios {
+		return fmt.Errorf("%d of %d scenarios did not load", report.Scenarios-report.Loaded, report.Scenarios)
+	}
+	return nil
 }
 
 // WriteReport prints a report for people.
@@ -122,7 +130,7 @@ func WriteReport(w io.Writer, r Report) error {
 			p("     error: %s\n", c.Error)
 		}
 	}
-	p("\n%d/%d passed (%.0f%%), confident-wrong %d, mean precision %.2f, median %dms, %d model calls, %d tokens\n",
-		r.Passed, r.Scenarios, r.PassRate*100, r.ConfidentWrong, r.MeanPrecision, r.MedianDurationMS, r.ModelCalls, r.Tokens)
+	p("\n%d/%d loaded, %d/%d passed (%.0f%%), confident-wrong %d, mean precision %.2f, median %dms, %d model calls, %d tokens\n",
+		r.Loaded, r.Scenarios, r.Passed, r.Scenarios, r.PassRate*100, r.ConfidentWrong, r.MeanPrecision, r.MedianDurationMS, r.ModelCalls, r.Tokens)
 	return errors.Join(errs...)
 }

@@ -33,7 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -97,8 +97,6 @@ func LoadScenario(dir string) (Scenario, error) {
 		return s, fmt.Errorf("%s/scenario.yaml: alert.startsAt is required", dir)
 	case len(s.Expect.RootCause) == 0:
 		return s, fmt.Errorf("%s/scenario.yaml: expect.root_cause is required", dir)
-	case s.Alert.Labels["namespace"] == "":
-		return s, fmt.Errorf("%s/scenario.yaml: alert.labels.namespace is required", dir)
 	}
 	git, err := loadGitHistories(dir)
 	if err != nil {
@@ -174,7 +172,10 @@ func (s Scenario) Request() incident.Request {
 
 // Case is one scenario's result.
 type Case struct {
-	Name         string            `json:"name"`
+	Name string `json:"name"`
+	// Loaded says the scenario's recorded state was written into the API
+	// server; a case that did not load names why in Error.
+	Loaded       bool              `json:"loaded"`
 	Passed       bool              `json:"passed"`
 	RootCauseHit bool              `json:"root_cause_hit"`
 	Precision    float64           `json:"precision"`
@@ -197,6 +198,7 @@ type Case struct {
 // Report is the suite's result.
 type Report struct {
 	Scenarios        int     `json:"scenarios"`
+	Loaded           int     `json:"loaded"`
 	Passed           int     `json:"passed"`
 	PassRate         float64 `json:"pass_rate"`
 	ConfidentWrong   int     `json:"confident_wrong"`
@@ -211,12 +213,15 @@ type Report struct {
 // scenario's now).
 type EngineFor func(s Scenario) *investigate.Engine
 
-// Run loads each scenario into the control plane behind c, builds its git/
-// histories into real repositories served over HTTP, computes its
+// Run loads each scenario into the control plane behind cfg and c, builds
+// its git/ histories into real repositories served over HTTP, computes its
 // what-changed timeline with the operator's collectors (changes.yaml when
 // it has no git history), investigates and verifies it, scores it, and
-// removes its objects again.
-func Run(ctx context.Context, c client.Client, scenarios []Scenario, engineFor EngineFor) (Report, error) {
+// returns the API server to the state it had before the scenario, so no
+// scenario sees another's objects. A scenario that cannot be loaded is
+// reported as a case with Loaded false; Run fails only when the API server
+// cannot be returned to its baseline.
+func Run(ctx context.Context, cfg *rest.Config, c client.Client, scenarios []Scenario, engineFor EngineFor) (Report, error) {
 	var r Report
 	tmp, err := os.MkdirTemp("", "runlore-eval-")
 	if err != nil {
@@ -231,6 +236,10 @@ func Run(ctx context.Context, c client.Client, scenarios []Scenario, engineFor E
 	if err != nil {
 		return r, err
 	}
+	iso, err := NewIsolation(ctx, cfg)
+	if err != nil {
+		return r, err
+	}
 	var server *gitServer
 	for _, s := range scenarios {
 		if len(s.Git) > 0 && server == nil {
@@ -239,38 +248,57 @@ func Run(ctx context.Context, c client.Client, scenarios []Scenario, engineFor E
 			}
 			defer server.Close()
 		}
-		var urls map[string]string
-		if server != nil {
-			if urls, err = server.build(s); err != nil {
-				return r, fmt.Errorf("scenario %s: %w", s.Name, err)
-			}
+		cs, usage := runScenario(ctx, c, s, server, mirrors, engineFor)
+		if usage != nil {
+			r.ModelCalls += usage.calls.Load()
+			r.Tokens += usage.tokens.Load()
 		}
-		objs, err := loadCluster(ctx, c, s.Dir, urls)
-		if err != nil {
-			cleanup(ctx, c, objs)
-			return r, fmt.Errorf("scenario %s: %w", s.Name, err)
-		}
-		var warnings []string
-		timelineStart := time.Now()
-		if len(s.Git) > 0 {
-			changes, w, err := timelineOf(ctx, c, s, mirrors)
-			if err != nil {
-				cleanup(ctx, c, objs)
-				return r, fmt.Errorf("scenario %s: %w", s.Name, err)
-			}
-			s.Changes, warnings = changes, w
-		}
-		timelineMS := time.Since(timelineStart).Milliseconds()
-		cs, usage := runOne(ctx, s, engineFor(s))
-		r.ModelCalls += usage.calls.Load()
-		r.Tokens += usage.tokens.Load()
-		cs.Phases["what_changed"] = timelineMS
-		cs.Changes, cs.TimelineWarnings = len(s.Changes), warnings
-		cleanup(ctx, c, objs)
 		r.Cases = append(r.Cases, cs)
+		if err := iso.Reset(ctx); err != nil {
+			r.summarize()
+			return r, fmt.Errorf("after scenario %s: %w", s.Name, err)
+		}
 	}
 	r.summarize()
 	return r, nil
+}
+
+// runScenario loads, investigates and scores one scenario; the caller
+// removes its objects.
+func runScenario(ctx context.Context, c client.Client, s Scenario, server *gitServer, mirrors *gitdiff.Cache, engineFor EngineFor) (Case, *modelUsage) {
+	failed := func(stage string, err error) (Case, *modelUsage) {
+		return Case{Name: s.Name, Phases: map[string]int64{}, Error: stage + ": " + err.Error()}, nil
+	}
+	var urls map[string]string
+	if server != nil && len(s.Git) > 0 {
+		var err error
+		if urls, err = server.build(s); err != nil {
+			return failed("build git histories", err)
+		}
+	}
+	loadStart := time.Now()
+	if _, err := loadCluster(ctx, c, s.Dir, urls); err != nil {
+		return failed("load", err)
+	}
+	loadMS := time.Since(loadStart).Milliseconds()
+	var warnings []string
+	timelineStart := time.Now()
+	if len(s.Git) > 0 {
+		changes, w, err := timelineOf(ctx, c, s, mirrors)
+		if err != nil {
+			cs, u := failed("what changed", err)
+			cs.Loaded = true
+			return cs, u
+		}
+		s.Changes, warnings = changes, w
+	}
+	timelineMS := time.Since(timelineStart).Milliseconds()
+	cs, usage := runOne(ctx, s, engineFor(s))
+	cs.Loaded = true
+	cs.Phases["load"] = loadMS
+	cs.Phases["what_changed"] = timelineMS
+	cs.Changes, cs.TimelineWarnings = len(s.Changes), warnings
+	return cs, usage
 }
 
 // modelUsage counts every model call a scenario makes, the reviewer's
@@ -371,6 +399,9 @@ func (r *Report) summarize() {
 	var durations []int64
 	precision := 0.0
 	for _, c := range r.Cases {
+		if c.Loaded {
+			r.Loaded++
+		}
 		if c.Passed {
 			r.Passed++
 		}
@@ -425,16 +456,4 @@ func confidence(c runlorev1.Confidence) float64 {
 		return 0
 	}
 	return v
-}
-
-// cleanup deletes a scenario's objects at once, so the next scenario starts
-// from an empty cluster (namespaces stay: envtest has no namespace
-// controller to finish deleting them).
-func cleanup(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) {
-	for _, o := range objs {
-		if o.GetKind() == "Namespace" {
-			continue
-		}
-		_ = c.Delete(ctx, o.DeepCopy(), client.GracePeriodSeconds(0))
-	}
 }

@@ -149,7 +149,7 @@ func TestScenarioReplaysFromTheCommittedCassette(t *testing.T) {
 
 	if *updateCassette {
 		rec := model.Record(cassettePath, reasoningModel{})
-		_, err := Run(ctx, c, []Scenario{s}, cassetteEngine(c, rec))
+		_, err := Run(ctx, cfg, c, []Scenario{s}, cassetteEngine(c, rec))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(rec.Save()).To(Succeed())
 	}
@@ -157,7 +157,7 @@ func TestScenarioReplaysFromTheCommittedCassette(t *testing.T) {
 	replay := func() Report {
 		cassette, err := model.Replay(cassettePath)
 		g.Expect(err).NotTo(HaveOccurred())
-		r, err := Run(ctx, c, []Scenario{s}, cassetteEngine(c, cassette))
+		r, err := Run(ctx, cfg, c, []Scenario{s}, cassetteEngine(c, cassette))
 		g.Expect(err).NotTo(HaveOccurred())
 		return r
 	}
@@ -182,7 +182,7 @@ func TestScenarioReplaysFromTheCommittedCassette(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	cassette, err := model.Replay(cassettePath)
 	g.Expect(err).NotTo(HaveOccurred())
-	r, err := Run(ctx, c, []Scenario{other}, cassetteEngine(c, cassette))
+	r, err := Run(ctx, cfg, c, []Scenario{other}, cassetteEngine(c, cassette))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.Cases[0].Error).To(ContainSubstring(model.ErrNoRecording.Error()))
 	g.Expect(r.Cases[0].Passed).To(BeFalse())

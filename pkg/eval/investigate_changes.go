@@ -39,7 +39,8 @@ import (
 )
 
 // loadCluster reads DIR/cluster/*.yaml in name order, points GitOps sources
-// named git/<repo> at the built repositories, and applies the objects.
+// named git/<repo> at the built repositories, and loads the objects as a
+// cluster recorded them (LoadRecorded).
 func loadCluster(ctx context.Context, c client.Client, dir string, urls map[string]string) ([]*unstructured.Unstructured, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "cluster", "*.yaml"))
 	if err != nil {
@@ -61,7 +62,8 @@ func loadCluster(ctx context.Context, c client.Client, dir string, urls map[stri
 	if err := pointAtRepositories(all, urls); err != nil {
 		return nil, err
 	}
-	return all, clusterstate.Apply(ctx, c, all)
+	loaded, err := LoadRecorded(ctx, c, all)
+	return loaded.Objects, err
 }
 
 // timelineOf computes a scenario's what-changed timeline the way the

@@ -62,7 +62,7 @@ func TestBuiltinAnalyzerOnTheScenarioCorpus(t *testing.T) {
 	suite, err := LoadSuite(scenarioDir)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(len(suite)).To(BeNumerically(">=", 5))
-	report, err := Run(context.Background(), c, suite, builtinEngine(c))
+	report, err := Run(context.Background(), cfg, c, suite, builtinEngine(c))
 	g.Expect(err).NotTo(HaveOccurred())
 	out, _ := json.MarshalIndent(report, "", "  ")
 	t.Logf("report:\n%s", out)
