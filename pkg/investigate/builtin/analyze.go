@@ -29,6 +29,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/investigate/tools"
 )
 
 // MaxConfidence caps any cause the analyzer names: rules without a model
@@ -180,7 +181,8 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			local:      true,
 		})
 	}
-	hyps = mergeGraph(hyps, graphRules(req, g, onset, window))
+	graphHyps := graphRules(req, g, onset, window)
+	hyps = mergeGraph(hyps, graphHyps)
 	sort.SliceStable(hyps, func(i, j int) bool { return hyps[i].confidence > hyps[j].confidence })
 	if len(hyps) > 8 {
 		hyps = hyps[:8]
@@ -202,6 +204,9 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		}
 	}
 	out.Unresolved = unresolved(req, obs, symptoms, hyps)
+	if len(graphHyps) > 0 {
+		out.Unresolved = dropPrefix(out.Unresolved, "the tools show no failing pods")
+	}
 	out.Verdict = verdict(out, symptoms, obs)
 	if out.Verdict == runlorev1.VerdictNoFault && g != nil && subjectFailing(g) {
 		out.Verdict = runlorev1.VerdictInconclusive
@@ -372,12 +377,15 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					alone:        0.65,
 					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
 			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
-				add(finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
+				why, alone, ev := pullCause(obs, p)
+				f := finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       fmt.Sprintf("pods cannot pull image %s (%s)", c.Image, c.Reason),
 					aspects:      map[string]float64{"image": 0.9, "chart": 0.7, "secret": 0.6},
-					alone:        0.6,
-					aloneSummary: fmt.Sprintf("%s cannot pull image %s (%s): the tag does not exist or the registry refuses the credentials", nameOr(workload, p.Ref()), c.Image, c.Reason)})
+					alone:        alone,
+					aloneSummary: fmt.Sprintf("%s cannot pull image %s (%s): %s", nameOr(workload, p.Ref()), c.Image, c.Reason, why)}
+				f.evidence = appendUnique(f.evidence, ev...)
+				add(f)
 			case c.Reason == "CreateContainerConfigError":
 				add(finding{symptom: CreateContainerConfigError, word: "CreateContainerConfigError", affected: 1, entities: wl,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
@@ -520,6 +528,45 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 	// A crash loop whose last termination was an OOM is the OOM.
 	if has(out, OOMKilled) {
 		out = without(out, CrashLoopBackOff)
+	}
+	return out
+}
+
+// pullErrors tell apart why an image cannot be pulled, from the kubelet's
+// Failed event: the tag or repository does not exist, the registry refuses
+// the credentials, it rate-limits, or it cannot be reached.
+var pullErrors = []struct {
+	re    *regexp.Regexp
+	why   string
+	alone float64
+}{
+	{regexp.MustCompile(`(?i)toomanyrequests|rate limit|429 too many`), "the registry rate-limits pulls (toomanyrequests); authenticate the pulls or use a mirror", 0.7},
+	{regexp.MustCompile(`(?i)unauthorized|authentication required|denied|forbidden|401|403|no basic auth credentials|pull access denied`), "the registry refuses the pull credentials (check the imagePullSecrets and the registry's access)", 0.68},
+	{regexp.MustCompile(`(?i)manifest unknown|not found|notfound|does not exist|no such manifest`), "the image tag does not exist in the registry", 0.7},
+	{regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|dial tcp|tls: |x509`), "the registry cannot be reached or its certificate is not trusted", 0.6},
+}
+
+// pullCause classifies a pod's pull failure from its Events.
+func pullCause(obs Observations, p tools.PodSummary) (string, float64, []string) {
+	for _, e := range obs.Events {
+		if !strings.Contains(e.Object, "/"+p.Namespace+"/"+p.Name) || e.Reason != "Failed" || !strings.Contains(e.Message, "pull") {
+			continue
+		}
+		for _, pe := range pullErrors {
+			if pe.re.MatchString(e.Message) {
+				return pe.why, pe.alone, quote("kube_events", obs.Texts["kube_events"], e.Object, "Failed to pull")
+			}
+		}
+	}
+	return "the tag does not exist or the registry refuses the credentials", 0.6, nil
+}
+
+func dropPrefix(list []string, prefix string) []string {
+	out := list[:0]
+	for _, s := range list {
+		if !strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -322,6 +322,14 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 	}
 	who := subjectName(g)
 	what := describeFailure(word, message)
+	if subject != nil && !isWorkloadKind(subject.Kind) {
+		for _, sy := range subject.Symptoms {
+			if sy.Source == "condition" && sy.Type == "Ready" {
+				what = "is not Ready (" + sy.Word + ")"
+				break
+			}
+		}
+	}
 	via := ""
 	if needed != nil && needed.Ref() != start.Ref() {
 		via = fmt.Sprintf(" through %s", needed.Ref())
@@ -391,25 +399,43 @@ func symptomText(n *graph.Node) string {
 // describeFailure turns a symptom word into a verb phrase.
 func describeFailure(word, message string) string {
 	switch strings.TrimPrefix(word, "Last") {
-	case "":
-		return "is failing"
 	case "CreateContainerConfigError":
 		if message != "" {
 			return "cannot start its containers (CreateContainerConfigError: " + truncate(message, 160) + ")"
 		}
-		return "cannot start its containers (CreateContainerConfigError)"
-	case "CrashLoopBackOff":
-		return "is in CrashLoopBackOff"
-	case "Unschedulable", "FailedScheduling":
-		return "cannot be scheduled (" + word + ")"
 	case "ContainerCreating", "FailedCreatePodSandBox":
 		return "is stuck creating its containers (" + word + ")"
-	case "FailedMount":
-		return "cannot mount its volumes (FailedMount)"
-	case "ImagePullBackOff", "ErrImagePull":
-		return "cannot pull its image (" + word + ")"
 	}
-	return "is " + word
+	return statePhrase(word)
+}
+
+// statePhrase says what a condition word means for the thing showing it.
+func statePhrase(word string) string {
+	switch strings.TrimPrefix(word, "Last") {
+	case "":
+		return "is failing"
+	case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+		return "cannot start its containers (" + word + ")"
+	case "CrashLoopBackOff":
+		return "is in CrashLoopBackOff"
+	case "OOMKilled":
+		return "is OOMKilled"
+	case "Unschedulable", "FailedScheduling":
+		return "cannot be scheduled (" + word + ")"
+	case "FailedMount", "FailedAttachVolume":
+		return "cannot mount its volumes (" + word + ")"
+	case "ImagePullBackOff", "ErrImagePull", "InvalidImageName":
+		return "cannot pull its image (" + word + ")"
+	case "Unhealthy":
+		return "fails its health probes (Unhealthy)"
+	case "FailedCreate":
+		return "cannot create pods (FailedCreate)"
+	case "Evicted":
+		return "was Evicted"
+	case "NotReady":
+		return "is NotReady"
+	}
+	return "is failing (" + word + ")"
 }
 
 // attachChange names a change on the hypothesis's path that happened before

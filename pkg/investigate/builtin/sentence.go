@@ -29,10 +29,7 @@ import (
 // flux-system/apps applied 5635092, which cut its memory limit 256Mi → 64Mi
 // in apps/api.yaml".
 func changeSentence(subject, word string, c incident.Change, workloadName string) string {
-	state := "is failing"
-	if word != "" {
-		state = "is " + word
-	}
+	state := statePhrase(word)
 	file := changedFile(c, workloadName)
 	what := diffDetail(c)
 	rev := incident.ShortRevision(c.ToRevision)
@@ -136,6 +133,9 @@ func diffDetail(c incident.Change) string {
 			continue
 		}
 		key = strings.TrimSpace(strings.TrimPrefix(key, "- "))
+		if i := strings.Index(value, " #"); i >= 0 {
+			value = value[:i]
+		}
 		value = strings.Trim(strings.TrimSpace(value), `"'`)
 		if value == "" {
 			continue

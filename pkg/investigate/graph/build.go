@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -115,8 +116,36 @@ func (b *Builder) Build(ctx context.Context, s Subject) (*Graph, error) {
 			st.scope(n)
 		}
 		st.attachEvents()
+		st.inferMissing()
 	}
 	return st.g, ctx.Err()
+}
+
+// notFound matches a message saying a referenced object does not exist.
+var notFound = regexp.MustCompile(`(?i)not found|does not exist|doesn't exist|no such|could not find|couldn't find`)
+
+// inferMissing marks a node known only by reference as missing when a
+// failing node that references it says, by name, that it is not found (a
+// CertificateRequest's "ClusterIssuer x not found" when the kind is not
+// served, or not readable).
+func (st *build) inferMissing() {
+	for _, n := range st.g.Nodes {
+		if !n.Unread || n.Missing {
+			continue
+		}
+		for _, e := range st.g.In(n.Ref()) {
+			from := st.g.Node(e.From)
+			if from == nil {
+				continue
+			}
+			for _, s := range from.Symptoms {
+				if strings.Contains(s.Message, n.Name) && notFound.MatchString(s.Message) && strings.Contains(strings.ToLower(s.Message), strings.ToLower(n.Kind)) {
+					n.Missing, n.Unread = true, false
+					n.fact("missingPer", from.Ref())
+				}
+			}
+		}
+	}
 }
 
 // add inserts a node unless the graph is full; it returns the node in the

@@ -257,6 +257,10 @@ func (st *build) read(kind, namespace, name string) *Node {
 		}
 		u, found, ok := st.getU(info.group, kind, info.versions, ns, name)
 		switch {
+		case !ok && st.unserved[schema.GroupKind{Group: info.group, Kind: kind}]:
+			// The API server does not serve the kind: the reference stays
+			// known, its state unread.
+			return st.add(&Node{Kind: kind, Namespace: ns, Name: name, Unread: true, APIVersion: info.group + "/" + info.versions[0]})
 		case !ok:
 			return nil
 		case !found:
