@@ -159,3 +159,14 @@ func TestInvestigateCommand(t *testing.T) {
 	err := InvestigateCommand(context.Background(), []string{"--model", "gpt"}, &out)
 	g.Expect(err).To(MatchError(ContainSubstring(`--model "gpt"`)))
 }
+
+// TestAlertWithoutNamespaceLoads: node, cluster and cloud alerts carry no
+// namespace label, and a scenario of one is as valid as any other.
+func TestAlertWithoutNamespaceLoads(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte("name: disk\nnow: \"2026-11-30T02:10:00Z\"\nalert: {labels: {alertname: NodeFilesystemAlmostOutOfSpace, instance: \"10.0.3.17:9100\"}, startsAt: \"2026-11-30T02:00:00Z\"}\nexpect: {root_cause: [Node/n1]}\n"), 0o644)).To(Succeed())
+	s, err := LoadScenario(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.Request().Namespace).To(BeEmpty())
+}

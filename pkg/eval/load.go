@@ -332,10 +332,10 @@ func ensureKinds(ctx context.Context, c client.Client, objs []*unstructured.Unst
 			ks.note(o)
 			continue
 		}
-		if _, err := c.RESTMapper().RESTMapping(gk, gvk.Version); err == nil {
-			continue
-		} else if !meta.IsNoMatchError(err) {
+		if ok, err := served(ctx, c, gvk); err != nil {
 			return nil, fmt.Errorf("look up %s: %w", gvk, err)
+		} else if ok {
+			continue
 		}
 		if gk.Group == "" {
 			return nil, fmt.Errorf("%s %s: the API server has no core kind %q, and core kinds cannot be added", gvk.Kind, objectPath(o), gvk.Kind)
@@ -371,7 +371,7 @@ func ensureKinds(ctx context.Context, c client.Client, objs []*unstructured.Unst
 			for _, cond := range crd.Status.Conditions {
 				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
 					for _, v := range ks.versions {
-						if _, err := c.RESTMapper().RESTMapping(gk, v); err != nil {
+						if ok, _ := served(ctx, c, gk.WithVersion(v)); !ok {
 							return false, nil
 						}
 					}
@@ -385,6 +385,30 @@ func ensureKinds(ctx context.Context, c client.Client, objs []*unstructured.Unst
 		}
 	}
 	return names, nil
+}
+
+// served reports whether the API server serves gvk: the client maps it
+// and a list of it succeeds (a mapping cached from a CRD since deleted
+// does not count).
+func served(ctx context.Context, c client.Client, gvk schema.GroupVersionKind) (bool, error) {
+	if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := c.List(ctx, l, client.Limit(1))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return false, nil
+	}
+	return false, err
 }
 
 func (ks *kindSpec) note(o *unstructured.Unstructured) {
