@@ -19,6 +19,7 @@ package builtin
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -218,6 +219,21 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	if g != nil {
 		for _, u := range g.Unavailable {
 			out.Unresolved = append(out.Unresolved, "source unavailable: "+u)
+		}
+	}
+	if os.Getenv("RUNLORE_DEBUG_ANALYZE") != "" {
+		fmt.Fprintf(os.Stderr, "DEBUG onset=%s changes=%d\n", onset, len(req.Changes))
+		for _, c := range req.Changes {
+			fmt.Fprintf(os.Stderr, "DEBUG change %s %s %s touches=%v aspects=%v files=%v\n", c.Ref(), c.At, c.ToRevision, c.Touches, c.Aspects, c.Files)
+		}
+		for _, r := range out.RuledOut {
+			fmt.Fprintf(os.Stderr, "DEBUG ruled %s\n", r)
+		}
+		for _, h := range hyps {
+			fmt.Fprintf(os.Stderr, "DEBUG hyp %.2f %s %v\n", h.confidence, h.summary, h.entities)
+		}
+		if g != nil {
+			fmt.Fprintf(os.Stderr, "DEBUG graph\n%s\n", g.Text())
 		}
 	}
 	out.RuledOut = limit(out.RuledOut, 16)

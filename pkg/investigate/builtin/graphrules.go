@@ -122,6 +122,7 @@ func graphRules(req incident.Request, g *graph.Graph, onset time.Time, window ti
 	out = append(out, limitRangeRule(req, g)...)
 	out = append(out, hpaRule(req, g)...)
 	out = append(out, nodeSubjectRule(req, g)...)
+	out = append(out, jobRule(req, g, onset, window)...)
 	return out
 }
 
@@ -442,18 +443,33 @@ func statePhrase(word string) string {
 // onset, within the window: the fault's likely trigger.
 func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs []string, onset time.Time, window time.Duration) {
 	var best *incident.Change
-	for _, r := range refs {
-		n := g.Node(r)
-		if n == nil {
-			continue
-		}
+	consider := func(n *graph.Node, viaApplier bool) {
 		for i := range n.Changes {
 			c := &n.Changes[i]
 			if c.At.After(onset) || onset.Sub(c.At) > window {
 				continue
 			}
+			// Through the applier, only a revision whose touched objects
+			// are unknown (else it would hang on the node itself).
+			if viaApplier && len(c.Touches) > 0 {
+				continue
+			}
 			if best == nil || c.At.After(best.At) {
 				best = c
+			}
+		}
+	}
+	for _, r := range refs {
+		n := g.Node(r)
+		if n == nil {
+			continue
+		}
+		consider(n, false)
+		for _, e := range g.Out(r) {
+			if e.Rel == graph.RelAppliedBy {
+				if a := g.Node(e.To); a != nil {
+					consider(a, true)
+				}
 			}
 		}
 	}
@@ -837,9 +853,17 @@ func limitRangeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 // saturated.
 func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 	subject := g.SubjectNode()
+	cands := []*graph.Node{}
+	if subject.Kind == "HorizontalPodAutoscaler" {
+		cands = append(cands, subject)
+	}
 	for _, e := range g.Out(workloadOf(g, subject).Ref()) {
-		n := g.Node(e.To)
-		if e.Rel != graph.RelScaledBy || n == nil || !n.Has("AtMaxReplicas") {
+		if n := g.Node(e.To); e.Rel == graph.RelScaledBy && n != nil {
+			cands = append(cands, n)
+		}
+	}
+	for _, n := range cands {
+		if !n.Has("AtMaxReplicas") {
 			continue
 		}
 		h := graphHypothesis{}
@@ -850,6 +874,7 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		if strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "hpa") || strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "replicas") {
 			h.confidence = cap(0.65)
 		}
+		attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
 		return []graphHypothesis{h}
 	}
 	return nil
@@ -950,4 +975,43 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 		}
 	}
 	return hyps
+}
+
+// jobRule: a Job that failed (backoff limit, deadline), named with the
+// CronJob that runs it and its pods' last words.
+func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	for _, n := range g.Nodes {
+		if n.Kind != "Job" {
+			continue
+		}
+		var failed *graph.Symptom
+		for i := range n.Symptoms {
+			if n.Symptoms[i].Source == "condition" && n.Symptoms[i].Type == "Failed" {
+				failed = &n.Symptoms[i]
+				break
+			}
+		}
+		if failed == nil {
+			continue
+		}
+		owner := workloadOf(g, n)
+		h := graphHypothesis{explains: []string{failed.Word}}
+		h.entities = appendUnique([]string{owner.Ref()}, n.Ref(), failed.Word)
+		h.summary = fmt.Sprintf("%s failed (%s: %s)", n.Ref(), failed.Word, failed.Message)
+		if owner.Ref() != n.Ref() {
+			h.summary = fmt.Sprintf("%s's run %s failed (%s: %s)", owner.Ref(), n.Name, failed.Word, failed.Message)
+		}
+		for _, p := range g.Pods(n.Ref()) {
+			if w, msg := failureWord([]*graph.Node{p}); w != "" && msg != "" {
+				h.summary += fmt.Sprintf("; its pod's last words: %s", truncate(msg, 200))
+				h.evidence = append(h.evidence, evidenceLine(p))
+				break
+			}
+		}
+		h.evidence = append([]string{evidenceLine(n)}, h.evidence...)
+		h.confidence = cap(0.6)
+		attachChange(&h, req, g, []string{n.Ref(), owner.Ref()}, onset, window)
+		return []graphHypothesis{h}
+	}
+	return nil
 }

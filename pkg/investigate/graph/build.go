@@ -73,6 +73,9 @@ type build struct {
 	texts []sourceText
 	// subjectText is the alert's own words.
 	subjectText string
+	// probing is set while the subject is looked up by name: a miss is
+	// not a node.
+	probing bool
 }
 
 type sourceText struct {

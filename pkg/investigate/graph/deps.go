@@ -511,27 +511,15 @@ func (st *build) scope(subject *Node) {
 		}
 	}
 	var hpas autoscalingv2.HorizontalPodAutoscalerList
-	if st.list(&hpas, schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, ns) {
+	if workload.Kind != "HorizontalPodAutoscaler" && st.list(&hpas, schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, ns) {
 		for i := range hpas.Items {
 			h := &hpas.Items[i]
 			if h.Spec.ScaleTargetRef.Kind != workload.Kind || h.Spec.ScaleTargetRef.Name != workload.Name {
 				continue
 			}
-			n := st.add(&Node{Kind: "HorizontalPodAutoscaler", Namespace: ns, Name: h.Name, APIVersion: "autoscaling/v2", Created: h.CreationTimestamp.Time})
-			if n == nil {
-				return
+			if n := st.addHPA(h); n != nil {
+				st.g.Link(workload.Ref(), RelScaledBy, n.Ref(), "")
 			}
-			n.fact("maxReplicas", fmt.Sprint(h.Spec.MaxReplicas))
-			n.fact("currentReplicas", fmt.Sprint(h.Status.CurrentReplicas))
-			if h.Status.CurrentReplicas >= h.Spec.MaxReplicas && h.Spec.MaxReplicas > 0 {
-				n.Symptoms = append(n.Symptoms, Symptom{Word: "AtMaxReplicas", Source: "status", Message: fmt.Sprintf("running %d of at most %d replicas", h.Status.CurrentReplicas, h.Spec.MaxReplicas)})
-			}
-			for _, c := range h.Status.Conditions {
-				if (c.Type == autoscalingv2.ScalingActive || c.Type == autoscalingv2.AbleToScale) && c.Status == corev1.ConditionFalse {
-					n.Symptoms = append(n.Symptoms, Symptom{Word: c.Reason, Source: "condition", Type: string(c.Type), Message: oneLine(c.Message, 300), At: c.LastTransitionTime.Time})
-				}
-			}
-			st.g.Link(workload.Ref(), RelScaledBy, n.Ref(), "")
 		}
 	}
 	lbls := labels.Set(st.subjectLabels(subject))
@@ -554,6 +542,34 @@ func (st *build) scope(subject *Node) {
 			st.g.Link(workload.Ref(), RelInScopeOf, n.Ref(), "")
 		}
 	}
+}
+
+// addHPA adds an autoscaler with its limits, and links the workload it
+// scales.
+func (st *build) addHPA(h *autoscalingv2.HorizontalPodAutoscaler) *Node {
+	n := st.add(&Node{Kind: "HorizontalPodAutoscaler", Namespace: h.Namespace, Name: h.Name, APIVersion: "autoscaling/v2", Created: h.CreationTimestamp.Time})
+	if n == nil || n.Facts["maxReplicas"] != "" {
+		return n
+	}
+	n.fact("maxReplicas", fmt.Sprint(h.Spec.MaxReplicas))
+	n.fact("currentReplicas", fmt.Sprint(h.Status.CurrentReplicas))
+	if h.Status.CurrentReplicas >= h.Spec.MaxReplicas && h.Spec.MaxReplicas > 0 {
+		n.Symptoms = append(n.Symptoms, Symptom{Word: "AtMaxReplicas", Source: "status", Message: fmt.Sprintf("running %d of at most %d replicas", h.Status.CurrentReplicas, h.Spec.MaxReplicas)})
+	}
+	for _, c := range h.Status.Conditions {
+		switch {
+		case (c.Type == autoscalingv2.ScalingActive || c.Type == autoscalingv2.AbleToScale) && c.Status == corev1.ConditionFalse,
+			c.Type == autoscalingv2.ScalingLimited && c.Status == corev1.ConditionTrue:
+			n.Symptoms = append(n.Symptoms, Symptom{Word: c.Reason, Source: "condition", Type: string(c.Type), Message: oneLine(c.Message, 300), At: c.LastTransitionTime.Time})
+		}
+	}
+	if t := h.Spec.ScaleTargetRef; t.Kind != "" && t.Name != "" {
+		if w := st.read(t.Kind, h.Namespace, t.Name); w != nil {
+			st.g.Link(n.Ref(), "scales", w.Ref(), "")
+		}
+	}
+	st.appliersOf(n, h)
+	return n
 }
 
 // topOwner follows owned-by edges up from n.

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -96,7 +97,10 @@ func (st *build) resolve(s Subject) {
 		return
 	case s.Kind == "":
 		for _, k := range candidateKinds(s.Text) {
-			if n := st.read(k, s.Namespace, s.Name); n != nil && !n.Missing {
+			st.probing = true
+			n := st.read(k, s.Namespace, s.Name)
+			st.probing = false
+			if n != nil && !n.Missing && !n.Unread {
 				g.Subject, g.SubjectNote = n.Ref(), "the "+k+" the alert names by name"
 				return
 			}
@@ -177,6 +181,9 @@ func (st *build) read(kind, namespace, name string) *Node {
 		return n
 	}
 	missing := func() *Node {
+		if st.probing {
+			return nil
+		}
 		return st.add(&Node{Kind: kind, Namespace: namespace, Name: name, Missing: true})
 	}
 	typed := func(obj client.Object, gk schema.GroupKind, ns string, fill func() *Node) *Node {
@@ -249,6 +256,9 @@ func (st *build) read(kind, namespace, name string) *Node {
 	case "Service":
 		var s corev1.Service
 		return typed(&s, gkService, namespace, func() *Node { return st.addService(&s) })
+	case "HorizontalPodAutoscaler":
+		var h autoscalingv2.HorizontalPodAutoscaler
+		return typed(&h, schema.GroupKind{Group: "autoscaling", Kind: kind}, namespace, func() *Node { return st.addHPA(&h) })
 	}
 	if info, ok := wellKnown[kind]; ok {
 		ns := namespace
@@ -257,14 +267,14 @@ func (st *build) read(kind, namespace, name string) *Node {
 		}
 		u, found, ok := st.getU(info.group, kind, info.versions, ns, name)
 		switch {
-		case !ok && st.unserved[schema.GroupKind{Group: info.group, Kind: kind}]:
+		case !ok && st.unserved[schema.GroupKind{Group: info.group, Kind: kind}] && !st.probing:
 			// The API server does not serve the kind: the reference stays
 			// known, its state unread.
 			return st.add(&Node{Kind: kind, Namespace: ns, Name: name, Unread: true, APIVersion: info.group + "/" + info.versions[0]})
 		case !ok:
 			return nil
 		case !found:
-			return st.add(&Node{Kind: kind, Namespace: ns, Name: name, Missing: true})
+			return missing()
 		}
 		return st.addUnstructured(u)
 	}

@@ -55,7 +55,9 @@ func (s Subject) Ref() string {
 func SubjectOf(req incident.Request) Subject {
 	l := req.Labels
 	s := Subject{Namespace: req.Namespace, Text: strings.TrimSpace(req.Title + "\n" + req.Message)}
-	if s.Namespace == "" {
+	if s.Namespace == "" || (req.Workload == "" && l["exported_namespace"] != "") {
+		// Without a workload, the object's own namespace is the exported
+		// one (the scraper's namespace is in namespace).
 		s.Namespace = firstLabel(l, "exported_namespace", "namespace")
 	}
 	if w := identity.FromLabels(l); w != nil && identity.IsCloud(*w) {
