@@ -355,7 +355,13 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 	}
 	h.evidence = append(h.evidence, truncate("graph: path "+graph.Path(path).String(), 512))
 	h.confidence = cap(strength)
-	attachChange(&h, req, g, refs, onset, window)
+	changeRefs := refs
+	if cause.Missing && subject != nil {
+		// A reference to what does not exist is written in the referrer's
+		// spec: a change to the subject's workload may have written it.
+		changeRefs = append(append([]string(nil), refs...), workloadOf(g, subject).Ref())
+	}
+	attachChange(&h, req, g, changeRefs, onset, window)
 	return h, true
 }
 
@@ -610,6 +616,13 @@ func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		var strength float64
 		var why string
 		switch {
+		case p.Fact("blocks") != "":
+			blocked := strings.Split(p.Fact("blocks"), ",")
+			why = fmt.Sprintf("its egress rules allow no traffic to %s (port %s), which its configuration calls", strings.Join(blocked, ", "), p.Fact("blockedPort."+blocked[0]))
+			strength = 0.5
+			if conn {
+				strength = 0.76
+			}
 		case denyAll:
 			why = "allows no egress at all, so every outbound connection from its pods is dropped"
 			strength = 0.45
@@ -812,6 +825,8 @@ func volumeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		h.summary = fmt.Sprintf("%s cannot start: its ReadWriteOnce volume %s is still attached to another node (Multi-Attach), typically held by the old pod during a rollout or after a node failure", l.node.Ref(), m[1])
 		h.evidence = []string{evidenceLine(l.node)}
 		h.confidence = cap(0.72)
+		onset := Onset(g, req.Start)
+		attachChange(&h, req, g, []string{claim, workloadOf(g, g.SubjectNode()).Ref()}, onset, DefaultWindow)
 		out = append(out, h)
 		break
 	}
@@ -843,6 +858,7 @@ func limitRangeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 			h.summary = fmt.Sprintf("%s cannot create pods: %s forbids their resources (%s)", subjectName(g), lr.Ref(), truncate(s.Message, 200))
 			h.evidence = []string{evidenceLine(n), evidenceLine(lr)}
 			h.confidence = cap(0.74)
+			attachChange(&h, req, g, []string{lr.Ref(), workloadOf(g, subject).Ref()}, Onset(g, req.Start), DefaultWindow)
 			return append(out, h)
 		}
 	}

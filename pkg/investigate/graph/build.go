@@ -73,6 +73,8 @@ type build struct {
 	texts []sourceText
 	// subjectText is the alert's own words.
 	subjectText string
+	// servicePorts are the pod ports the graph's Services forward to.
+	servicePorts map[string]int32
 	// probing is set while the subject is looked up by name: a miss is
 	// not a node.
 	probing bool
@@ -109,7 +111,7 @@ func (b *Builder) Build(ctx context.Context, s Subject) (*Graph, error) {
 		return nil, errors.New("no Kubernetes reader")
 	}
 	st := &build{b: b, ctx: ctx, g: New(), unserved: map[schema.GroupKind]bool{}, lists: map[string][]unstructured.Unstructured{},
-		expanded: map[string]bool{}, eventsRead: map[string]bool{}, subjectText: s.Text}
+		expanded: map[string]bool{}, eventsRead: map[string]bool{}, subjectText: s.Text, servicePorts: map[string]int32{}}
 	st.resolve(s)
 	if n := st.g.SubjectNode(); n != nil {
 		st.expand(n, 0)

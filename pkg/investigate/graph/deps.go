@@ -249,6 +249,8 @@ func (st *build) policies(subject *Node) {
 				n.fact(k, v)
 			}
 			st.g.Link(subject.Ref(), RelSelectedBy, n.Ref(), "")
+			st.blockedCalls(subject, n, np)
+			st.appliersOf(n, np)
 		}
 	}
 	for _, kind := range []string{"CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy"} {
@@ -271,6 +273,7 @@ func (st *build) policies(subject *Node) {
 				n.fact(k, v)
 			}
 			st.g.Link(subject.Ref(), RelSelectedBy, n.Ref(), "")
+			st.appliersOf(n, u)
 		}
 	}
 }
@@ -589,4 +592,103 @@ func (st *build) topOwner(n *Node) *Node {
 		cur = nn
 	}
 	return cur
+}
+
+// Verdicts of EgressAllows.
+const (
+	Allowed   = "allowed"
+	Denied    = "denied"
+	Uncertain = "uncertain"
+)
+
+// EgressAllows judges whether a NetworkPolicy that restricts its pods'
+// egress lets them reach a pod with lbls in namespace on port (the pod's
+// port, as NetworkPolicy ports are). A peer it cannot judge (an ipBlock
+// other than everything) makes the answer uncertain rather than denied.
+func EgressAllows(np *networkingv1.NetworkPolicy, lbls map[string]string, namespace string, port int32) string {
+	if NetworkPolicyFacts(np)["restrictsEgress"] != "true" {
+		return Allowed
+	}
+	nsLabels := labels.Set{"kubernetes.io/metadata.name": namespace}
+	uncertain := false
+	for _, r := range np.Spec.Egress {
+		portOK := len(r.Ports) == 0
+		for _, p := range r.Ports {
+			switch {
+			case p.Port == nil:
+				portOK = true
+			case p.Port.Type == 0 && p.EndPort != nil && port >= p.Port.IntVal && port <= *p.EndPort:
+				portOK = true
+			case p.Port.Type == 0 && p.Port.IntVal == port:
+				portOK = true
+			case p.Port.Type != 0:
+				// A named port resolves against the destination pod's
+				// spec, which the policy alone does not say.
+				uncertain = true
+			}
+		}
+		if !portOK {
+			continue
+		}
+		if len(r.To) == 0 {
+			return Allowed
+		}
+		for _, peer := range r.To {
+			switch {
+			case peer.IPBlock != nil:
+				if peer.IPBlock.CIDR == "0.0.0.0/0" || peer.IPBlock.CIDR == "::/0" {
+					return Allowed
+				}
+				uncertain = true
+			default:
+				nsOK := namespace == np.Namespace
+				if peer.NamespaceSelector != nil {
+					sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+					nsOK = err == nil && sel.Matches(nsLabels)
+				}
+				podOK := true
+				if peer.PodSelector != nil {
+					sel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+					podOK = err == nil && sel.Matches(labels.Set(lbls))
+				}
+				if nsOK && podOK {
+					return Allowed
+				}
+			}
+		}
+	}
+	if uncertain {
+		return Uncertain
+	}
+	return Denied
+}
+
+// blockedCalls marks, on a NetworkPolicy node, the Services the subject
+// calls that the policy's egress does not allow.
+func (st *build) blockedCalls(subject, policy *Node, np *networkingv1.NetworkPolicy) {
+	for _, e := range st.g.Out(subject.Ref()) {
+		if e.Rel != RelCalls {
+			continue
+		}
+		svc := st.g.Node(e.To)
+		if svc == nil {
+			continue
+		}
+		port := st.servicePorts[svc.Ref()]
+		for _, be := range st.g.Out(svc.Ref()) {
+			pod := st.g.Node(be.To)
+			if be.Rel != RelBackedBy || pod == nil {
+				continue
+			}
+			if EgressAllows(np, pod.Labels, pod.Namespace, port) == Denied {
+				if b := policy.Fact("blocks"); b != "" {
+					policy.fact("blocks", b+","+svc.Ref())
+				} else {
+					policy.fact("blocks", svc.Ref())
+				}
+				policy.fact("blockedPort."+svc.Ref(), fmt.Sprint(port))
+			}
+			break
+		}
+	}
 }

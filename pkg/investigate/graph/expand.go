@@ -177,11 +177,23 @@ var (
 // read reads an object of any kind the graph knows into a node (Missing
 // when it does not exist); nil when it could not be read.
 func (st *build) read(kind, namespace, name string) *Node {
+	if info, ok := wellKnown[kind]; ok && info.cluster {
+		namespace = ""
+	}
+	switch kind {
+	case "Node", "PersistentVolume", "StorageClass":
+		namespace = ""
+	}
 	if n := st.g.Node(Ref(kind, namespace, name)); n != nil {
 		return n
 	}
+	// Only the lookup itself is a probe; what the object references is read
+	// as usual.
+	probe := st.probing
+	st.probing = false
+	defer func() { st.probing = probe }()
 	missing := func() *Node {
-		if st.probing {
+		if probe {
 			return nil
 		}
 		return st.add(&Node{Kind: kind, Namespace: namespace, Name: name, Missing: true})
@@ -267,7 +279,7 @@ func (st *build) read(kind, namespace, name string) *Node {
 		}
 		u, found, ok := st.getU(info.group, kind, info.versions, ns, name)
 		switch {
-		case !ok && st.unserved[schema.GroupKind{Group: info.group, Kind: kind}] && !st.probing:
+		case !ok && st.unserved[schema.GroupKind{Group: info.group, Kind: kind}] && !probe:
 			// The API server does not serve the kind: the reference stays
 			// known, its state unread.
 			return st.add(&Node{Kind: kind, Namespace: ns, Name: name, Unread: true, APIVersion: info.group + "/" + info.versions[0]})
@@ -841,6 +853,15 @@ func (st *build) addService(s *corev1.Service) *Node {
 		return nil
 	}
 	n.fact("type", string(s.Spec.Type))
+	if len(s.Spec.Ports) > 0 {
+		p := s.Spec.Ports[0]
+		port := p.Port
+		if p.TargetPort.Type == 0 && p.TargetPort.IntVal != 0 {
+			port = p.TargetPort.IntVal
+		}
+		st.servicePorts[n.Ref()] = port
+		n.fact("port", fmt.Sprint(p.Port))
+	}
 	if len(s.Spec.Selector) == 0 {
 		n.fact("selector", "none")
 		return n
