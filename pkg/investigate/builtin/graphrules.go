@@ -447,8 +447,9 @@ func statePhrase(word string) string {
 
 // attachChange names a change on the hypothesis's path that happened before
 // onset, within the window: the fault's likely trigger.
-func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs []string, onset time.Time, window time.Duration) {
+func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs []string, onset time.Time, window time.Duration) *graph.Node {
 	var best *incident.Change
+	var bestNode *graph.Node
 	consider := func(n *graph.Node, viaApplier bool) {
 		for i := range n.Changes {
 			c := &n.Changes[i]
@@ -461,7 +462,7 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 				continue
 			}
 			if best == nil || c.At.After(best.At) {
-				best = c
+				best, bestNode = c, n
 			}
 		}
 	}
@@ -474,13 +475,18 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 		for _, e := range g.Out(r) {
 			if e.Rel == graph.RelAppliedBy {
 				if a := g.Node(e.To); a != nil {
+					before := best
 					consider(a, true)
+					if best != before {
+						// Credit the object the applier applies.
+						bestNode = n
+					}
 				}
 			}
 		}
 	}
 	if best == nil {
-		return
+		return nil
 	}
 	h.change = best
 	rev := incident.ShortRevision(best.ToRevision)
@@ -492,6 +498,22 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	h.evidence = append(h.evidence, changeEvidence(*best, ""))
 	h.action = rollbackAction(*best)
 	h.confidence = cap(h.confidence + 0.05)
+	return bestNode
+}
+
+// backendOnset is when a dependency's own trouble began (its earliest
+// symptom), bounded by the subject's onset.
+func backendOnset(g *graph.Graph, backend *graph.Node, onset time.Time) time.Time {
+	if backend == nil {
+		return onset
+	}
+	t := onset
+	for _, n := range append([]*graph.Node{backend}, g.Pods(backend.Ref())...) {
+		if o := n.Onset(); !o.IsZero() && o.Before(t) && onset.Sub(o) < 24*time.Hour {
+			t = o
+		}
+	}
+	return t
 }
 
 // dependencyRule: the subject crash-loops or fails its probes while a
@@ -585,8 +607,16 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 		refs := []string{subject.Ref(), svc.Ref()}
 		if backend != nil {
 			refs = append(refs, backend.Ref())
+			// What the dependency reads may be what broke it.
+			for _, ue := range g.Out(backend.Ref()) {
+				if ue.Rel == graph.RelUses {
+					refs = append(refs, ue.To)
+				}
+			}
 		}
-		attachChange(&h, req, g, refs, onset, window)
+		if on := attachChange(&h, req, g, refs, backendOnset(g, backend, onset), window); on != nil && (on.Kind == "ConfigMap" || on.Kind == "Secret") {
+			h.entities = appendUnique(h.entities, on.Ref())
+		}
 		out = append(out, h)
 	}
 	return out

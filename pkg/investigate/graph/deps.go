@@ -167,6 +167,23 @@ func (st *build) dependencies() {
 			}
 		}
 	}
+	// Every pod resolving names through the cluster's DNS depends on it.
+	if subject.Kind != "Node" && !(subject.Namespace == "kube-system" && strings.Contains(subject.Name, "dns")) {
+		for _, name := range []string{"kube-dns", "coredns"} {
+			key := name + ".kube-system"
+			if seen[key] {
+				break
+			}
+			var svc corev1.Service
+			if found, ok := st.get(&svc, gkService, "kube-system", name); ok && found {
+				seen[key] = true
+				if n := st.addService(&svc); n != nil {
+					st.g.Link(subject.Ref(), RelCalls, n.Ref(), "cluster DNS")
+				}
+				break
+			}
+		}
+	}
 	own := st.ownPods()
 	added := 0
 	for _, c := range cands {

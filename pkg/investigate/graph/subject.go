@@ -73,6 +73,13 @@ func SubjectOf(req incident.Request) Subject {
 		}
 		return s
 	}
+	if w := identity.FromLabels(l); w != nil && l["pod"] == "" && w.Kind != "" && w.Kind != "Pod" && w.Name != "" {
+		s.Kind, s.Name = w.Kind, w.Name
+		if w.Namespace != "" {
+			s.Namespace = w.Namespace
+		}
+		return s
+	}
 	switch {
 	case l["pod"] != "" && s.Namespace != "":
 		s.Kind, s.Name = "Pod", l["pod"]
