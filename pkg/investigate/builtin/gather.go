@@ -89,6 +89,11 @@ func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Obs
 			obs.Graph, _ = res.Data.(*graph.Graph)
 		}
 	}
+	if subject.Cloud {
+		if _, ok := reg.Get("cloud_resource_health"); !ok {
+			obs.Unavailable = append(obs.Unavailable, "cloud_resource_health: AWS is not configured, so "+subject.Kind+"/"+subject.Name+"'s own health and events were not read")
+		}
+	}
 	ns := req.Namespace
 	if ns == "" && obs.Graph != nil {
 		if n := obs.Graph.SubjectNode(); n != nil {

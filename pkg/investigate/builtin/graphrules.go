@@ -123,6 +123,7 @@ func graphRules(req incident.Request, g *graph.Graph, onset time.Time, window ti
 	out = append(out, hpaRule(req, g)...)
 	out = append(out, nodeSubjectRule(req, g)...)
 	out = append(out, jobRule(req, g, onset, window)...)
+	out = append(out, cloudRule(req, g, onset, window)...)
 	return out
 }
 
@@ -1060,4 +1061,41 @@ func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.
 		return []graphHypothesis{h}
 	}
 	return nil
+}
+
+// cloudRule: a cloud resource subject. A change to it before onset (a
+// CloudTrail entry) is a lead worth naming; otherwise the resource is named
+// and the answer stays inconclusive, since its health is read by the cloud
+// tools, not from the cluster.
+func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	n := g.SubjectNode()
+	if n == nil || n.Fact("cloud") != "true" {
+		return nil
+	}
+	h := graphHypothesis{}
+	h.entities = []string{n.Ref()}
+	h.evidence = []string{evidenceLine(n)}
+	h.summary = fmt.Sprintf("%s is the alert's cloud resource; no change to it was found before onset, and its health is not visible from the cluster", n.Ref())
+	h.confidence = 0.3
+	var best *incident.Change
+	for i := range req.Changes {
+		c := &req.Changes[i]
+		if c.Source != "aws" || c.At.After(onset) || onset.Sub(c.At) > window {
+			continue
+		}
+		if c.Name != n.Name && !strings.HasSuffix(c.Name, ":"+n.Name) && !strings.HasSuffix(c.Name, "/"+n.Name) {
+			continue
+		}
+		if best == nil || c.At.After(best.At) {
+			best = c
+		}
+	}
+	if best != nil {
+		h.change = best
+		h.summary = fmt.Sprintf("%s changed at %s (%s) before the alert began", n.Ref(), best.At.UTC().Format(time.RFC3339), nameOr(oneLine(best.Summary), best.Ref()))
+		h.entities = appendUnique(h.entities, best.Ref())
+		h.evidence = append(h.evidence, changeEvidence(*best, ""))
+		h.confidence = 0.45
+	}
+	return []graphHypothesis{h}
 }
