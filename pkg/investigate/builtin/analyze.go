@@ -19,7 +19,6 @@ package builtin
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 )
@@ -117,8 +117,13 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 				strength = math.Max(strength, s.aspects[strings.ToLower(a)])
 			}
 			if len(ch.change.Aspects) == 0 && len(s.aspects) > 0 {
-				// What the change altered is unknown: a weak link.
-				strength = math.Max(strength, 0.45)
+				// What the change altered is unknown: a weak link, unless
+				// the failing pods rolled out of it.
+				weak := 0.45
+				if ch.rollout {
+					weak = 0.72
+				}
+				strength = math.Max(strength, weak)
 			}
 			if ch.change.HasAspect("created") && len(s.aspects) > 0 {
 				// The change created what now fails.
@@ -221,21 +226,6 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			out.Unresolved = append(out.Unresolved, "source unavailable: "+u)
 		}
 	}
-	if os.Getenv("RUNLORE_DEBUG_ANALYZE") != "" {
-		fmt.Fprintf(os.Stderr, "DEBUG onset=%s changes=%d\n", onset, len(req.Changes))
-		for _, c := range req.Changes {
-			fmt.Fprintf(os.Stderr, "DEBUG change %s %s %s touches=%v aspects=%v files=%v\n", c.Ref(), c.At, c.ToRevision, c.Touches, c.Aspects, c.Files)
-		}
-		for _, r := range out.RuledOut {
-			fmt.Fprintf(os.Stderr, "DEBUG ruled %s\n", r)
-		}
-		for _, h := range hyps {
-			fmt.Fprintf(os.Stderr, "DEBUG hyp %.2f %s %v\n", h.confidence, h.summary, h.entities)
-		}
-		if g != nil {
-			fmt.Fprintf(os.Stderr, "DEBUG graph\n%s\n", g.Text())
-		}
-	}
 	out.RuledOut = limit(out.RuledOut, 16)
 	out.Unresolved = limit(out.Unresolved, 16)
 	return out
@@ -249,6 +239,8 @@ type candidate struct {
 	// when it touched its config or only the GitOps object that applies it.
 	directness float64
 	via        string
+	// rollout says the subject's failing pods were created right after it.
+	rollout bool
 }
 
 // classifyChanges keeps the changes that can explain the incident and rules
@@ -287,6 +279,7 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			}
 		}
 	}
+	starts := failingPodStarts(obs.Graph)
 	changes := append([]incident.Change(nil), req.Changes...)
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].At.After(changes[j].At) })
 	var keep []candidate
@@ -309,6 +302,15 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 				touches, directness, via = true, 0.7, "its manager "+ch.Ref()
 			}
 		}
+		rollout := false
+		if touches && !ch.At.After(onset) {
+			if d, ok := rolledOutAfter(starts, ch.At); ok {
+				// The failing pods were created right after the change: it
+				// rolled out a new pod template.
+				rollout, directness = true, math.Max(directness, 0.95)
+				via += fmt.Sprintf("; the failing pods started %s after it", d.Round(time.Second))
+			}
+		}
 		switch {
 		case ch.At.After(onset):
 			ruled = append(ruled, fmt.Sprintf("%s (%s) was applied at %s, after the incident began at %s: it cannot be the cause",
@@ -323,10 +325,38 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			ruled = append(ruled, fmt.Sprintf("%s changed at %s, more than %s before onset", ch.Ref(), when, window))
 		default:
 			timing := timingFactor(onset.Sub(ch.At))
-			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via})
+			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via, rollout: rollout})
 		}
 	}
 	return keep, ruled
+}
+
+// failingPodStarts are the start times of the subject's failing pods.
+func failingPodStarts(g *graph.Graph) []time.Time {
+	if g == nil {
+		return nil
+	}
+	var out []time.Time
+	for _, n := range subjectSide(g) {
+		if n.Kind != "Pod" || !n.Failing() {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, n.Fact("started")); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// rolledOutAfter reports whether a failing pod started within minutes after
+// at, and how long after.
+func rolledOutAfter(starts []time.Time, at time.Time) (time.Duration, bool) {
+	for _, s := range starts {
+		if d := s.Sub(at); d >= 0 && d <= 10*time.Minute {
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // timingFactor weighs a change by how long before onset it landed: a
