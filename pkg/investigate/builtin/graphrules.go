@@ -307,6 +307,9 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 		strength *= 0.85
 	}
 	strength *= pathFactor(len(path))
+	if !chainFits(word, refs) {
+		strength *= 0.6
+	}
 
 	h := graphHypothesis{}
 	h.entities = appendUnique(h.entities, cause.Ref())
@@ -558,11 +561,16 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 		if mentions(sideText, svc) {
 			strength = 0.7
 		}
-		if connWords.MatchString(sideText) {
+		if connWords.MatchString(sideText) || dnsWords.MatchString(sideText) {
 			strength += 0.08
 		}
 		if !subjectFailing(g) {
 			strength *= 0.6
+		}
+		if !connectivityFits(word) {
+			// A dependency outage does not OOM-kill, fail an image pull or
+			// leave a pod unscheduled.
+			strength *= 0.5
 		}
 		h := graphHypothesis{}
 		cause := svc
@@ -633,6 +641,9 @@ func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		text += " " + symptomText(n)
 	}
 	conn, dns := connWords.MatchString(text), dnsWords.MatchString(text)
+	if w, _ := failureWord(subjectSide(g)); !connectivityFits(w) {
+		conn, dns = false, false
+	}
 	var out []graphHypothesis
 	for _, e := range g.Out(subject.Ref()) {
 		if e.Rel != graph.RelSelectedBy {
@@ -1098,4 +1109,43 @@ func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 		h.confidence = 0.45
 	}
 	return []graphHypothesis{h}
+}
+
+// connectivityFits reports whether a subject's failure word is one a
+// connection failure (a dependency down, a policy drop) can produce: a
+// crash, a failing probe, an error exit — or no pod symptom at all.
+func connectivityFits(word string) bool {
+	switch strings.TrimPrefix(word, "Last") {
+	case "OOMKilled", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "Unschedulable",
+		"FailedScheduling", "ContainerCreating", "FailedCreatePodSandBox", "FailedMount", "FailedAttachVolume", "Evicted", "FailedCreate":
+		return false
+	}
+	return true
+}
+
+// chainFits reports whether the kind of what the subject needs fits its
+// symptom: a missing key or config makes a container fail to start or
+// crash, a claim or class keeps a pod from scheduling or mounting. Any
+// symptom of a non-pod subject (a Certificate, a Kustomization) fits.
+func chainFits(word string, refs []string) bool {
+	w := strings.TrimPrefix(word, "Last")
+	if len(refs) < 2 || w == "" {
+		return true
+	}
+	kind := strings.SplitN(refs[1], "/", 2)[0]
+	switch kind {
+	case "Secret", "ConfigMap":
+		switch w {
+		case "CreateContainerConfigError", "CrashLoopBackOff", "Error", "FailedMount", "ContainerCreating", "ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerError":
+			return true
+		}
+		return false
+	case "PersistentVolumeClaim":
+		switch w {
+		case "Unschedulable", "FailedScheduling", "FailedMount", "FailedAttachVolume", "ContainerCreating":
+			return true
+		}
+		return false
+	}
+	return true
 }

@@ -127,6 +127,17 @@ func TestGraphRules(t *testing.T) {
 			want: []string{"StatefulSet/shop/cache", "Service/shop/cache"}, minConf: 0.6,
 		},
 		{
+			name: "a dependency outage does not explain an OOM kill",
+			fx: fixture{subject: dep, nodes: append(base, "Service/shop/cache", "Pod/shop/cache-0", "StatefulSet/shop/cache"),
+				edges: append(owned, dep+" calls Service/shop/cache", "Service/shop/cache backed-by Pod/shop/cache-0", "Pod/shop/cache-0 owned-by StatefulSet/shop/cache"),
+				symptoms: map[string][]graph.Symptom{
+					pod:                  {sym("LastOOMKilled", "termination", "exit code 137")},
+					"Service/shop/cache": {{Word: "NoReadyEndpoints", Source: "status"}},
+					"Pod/shop/cache-0":   {sym("CrashLoopBackOff", "container", "")},
+				}},
+			wantNot: []string{"StatefulSet/shop/cache"},
+		},
+		{
 			name: "an egress policy that blocks what the config calls",
 			fx: fixture{subject: dep, nodes: append(base, "NetworkPolicy/shop/egress", "Service/db/pg"),
 				edges:    append(owned, dep+" selected-by NetworkPolicy/shop/egress", dep+" calls Service/db/pg"),
