@@ -21,6 +21,10 @@ import (
 	"fmt"
 	"io"
 
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/runlore/runlore/pkg/eval"
 )
 
@@ -38,6 +42,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	case "recall":
 		return eval.RecallCommand(context.Background(), args[1:], stdout, stderr)
 	case "investigate":
+		ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel)))
 		if err := eval.InvestigateCommand(context.Background(), args[1:], stdout); err != nil {
 			fmt.Fprintln(stderr, "lore eval investigate:", err)
 			return eval.ExitBadInput

@@ -26,12 +26,14 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/model"
-	"github.com/runlore/runlore/test/testenv"
+	"github.com/runlore/runlore/pkg/scheme"
 )
 
 // InvestigateCommand is `lore eval investigate --scenarios DIR [--model
@@ -69,7 +71,11 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if len(suite) == 0 {
 		return fmt.Errorf("--scenarios %s holds no scenario folders", *dir)
 	}
-	env, err := testenv.New()
+	embedded, err := controlplane.EmbeddedCRDs()
+	if err != nil {
+		return err
+	}
+	env, err := controlplane.New(controlplane.Options{CRDs: embedded})
 	if err != nil {
 		return err
 	}
@@ -78,7 +84,10 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 		return fmt.Errorf("start the local control plane: %w", err)
 	}
 	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	// The recorded states use what they use; deprecation warnings about
+	// their kinds are not the suite's output.
+	cfg.WarningHandler = rest.NoWarnings{}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}

@@ -33,11 +33,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/model"
@@ -59,6 +61,8 @@ type Scenario struct {
 	Git map[string]GitHistory `json:"-"`
 	// Dir is the scenario's folder.
 	Dir string `json:"-"`
+	// Catalog is the scenario's catalog/ folder; empty when it has none.
+	Catalog string `json:"-"`
 }
 
 // ScenarioAlert is the alert that opened a scenario's incident.
@@ -73,6 +77,9 @@ type Expectation struct {
 	RootCause    []string          `json:"root_cause"`
 	MustNotBlame []string          `json:"must_not_blame"`
 	Verdict      runlorev1.Verdict `json:"verdict,omitempty"`
+	// Mode is how the answer must be reached: recall (from the scenario's
+	// catalog) or fresh (investigated); empty scores either.
+	Mode runlorev1.InvestigationMode `json:"mode,omitempty"`
 }
 
 // LoadScenario reads DIR/scenario.yaml and, when present, DIR/git/*.yaml
@@ -97,6 +104,14 @@ func LoadScenario(dir string) (Scenario, error) {
 		return s, fmt.Errorf("%s/scenario.yaml: alert.startsAt is required", dir)
 	case len(s.Expect.RootCause) == 0:
 		return s, fmt.Errorf("%s/scenario.yaml: expect.root_cause is required", dir)
+	}
+	switch s.Expect.Mode {
+	case "", runlorev1.ModeRecall, runlorev1.ModeFresh:
+	default:
+		return s, fmt.Errorf("%s/scenario.yaml: expect.mode %q: want recall or fresh", dir, s.Expect.Mode)
+	}
+	if info, err := os.Stat(filepath.Join(dir, "catalog")); err == nil && info.IsDir() {
+		s.Catalog = filepath.Join(dir, "catalog")
 	}
 	git, err := loadGitHistories(dir)
 	if err != nil {
@@ -175,17 +190,33 @@ type Case struct {
 	Name string `json:"name"`
 	// Loaded says the scenario's recorded state was written into the API
 	// server; a case that did not load names why in Error.
-	Loaded       bool              `json:"loaded"`
-	Passed       bool              `json:"passed"`
-	RootCauseHit bool              `json:"root_cause_hit"`
-	Precision    float64           `json:"precision"`
-	BlamedWrong  bool              `json:"blamed_wrong"`
-	Calibration  float64           `json:"calibration"`
-	TopCause     string            `json:"top_cause,omitempty"`
-	Entities     []string          `json:"entities,omitempty"`
-	Confidence   string            `json:"confidence,omitempty"`
-	Verdict      runlorev1.Verdict `json:"verdict,omitempty"`
-	Unresolved   []string          `json:"unresolved,omitempty"`
+	Loaded bool `json:"loaded"`
+	// Subject is the workload production intake made of the alert.
+	Subject string `json:"subject,omitempty"`
+	// PhasePath are the phase machine's steps in the order they ran
+	// (Recall, Investigate, Verify, …; a refused recall shows Verify twice).
+	PhasePath []string `json:"phase_path,omitempty"`
+	// Mode is recall or fresh: how the answer was reached; ModeHit says it
+	// is the one expect.mode asks for (true when it asks for none).
+	Mode    runlorev1.InvestigationMode `json:"mode,omitempty"`
+	ModeHit bool                        `json:"mode_hit"`
+	// CatalogEntries and CatalogInvalid count the scenario's catalog/
+	// files the catalog reconciler indexed and skipped as invalid.
+	CatalogEntries int `json:"catalog_entries,omitempty"`
+	CatalogInvalid int `json:"catalog_invalid,omitempty"`
+	// Recall is the Recall step's decision: the entry it fired on and
+	// each gate's verdict.
+	Recall       *runlorev1.RecallDecision `json:"recall,omitempty"`
+	Passed       bool                      `json:"passed"`
+	RootCauseHit bool                      `json:"root_cause_hit"`
+	Precision    float64                   `json:"precision"`
+	BlamedWrong  bool                      `json:"blamed_wrong"`
+	Calibration  float64                   `json:"calibration"`
+	TopCause     string                    `json:"top_cause,omitempty"`
+	Entities     []string                  `json:"entities,omitempty"`
+	Confidence   string                    `json:"confidence,omitempty"`
+	Verdict      runlorev1.Verdict         `json:"verdict,omitempty"`
+	Unresolved   []string                  `json:"unresolved,omitempty"`
 	// Changes is the length of the what-changed timeline the engine saw;
 	// TimelineWarnings are what the collectors could not read.
 	Changes          int              `json:"changes"`
@@ -236,19 +267,36 @@ func Run(ctx context.Context, cfg *rest.Config, c client.Client, scenarios []Sce
 	if err != nil {
 		return r, err
 	}
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return r, err
+	}
+	index, err := catalog.New()
+	if err != nil {
+		return r, err
+	}
+	defer func() { _ = index.Close() }()
+	op := &operator{c: c, core: core, index: index, mirrors: mirrors,
+		syncer: catalog.NewSyncer(index, filepath.Join(tmp, "catalogs"))}
+	// The operator's namespace is part of the baseline: it outlives every
+	// scenario, what a scenario writes into it does not.
+	if err := ensureNamespace(ctx, c, OperatorNamespace); err != nil {
+		return r, err
+	}
 	iso, err := NewIsolation(ctx, cfg)
 	if err != nil {
 		return r, err
 	}
 	var server *gitServer
 	for _, s := range scenarios {
-		if len(s.Git) > 0 && server == nil {
+		if (len(s.Git) > 0 || s.Catalog != "") && server == nil {
 			if server, err = newGitServer(repos); err != nil {
 				return r, err
 			}
 			defer server.Close()
+			op.git = server
 		}
-		cs, usage := runScenario(ctx, c, s, server, mirrors, engineFor)
+		cs, usage := runScenario(ctx, op, s, server, engineFor)
 		if usage != nil {
 			r.ModelCalls += usage.calls.Load()
 			r.Tokens += usage.tokens.Load()
@@ -265,7 +313,8 @@ func Run(ctx context.Context, cfg *rest.Config, c client.Client, scenarios []Sce
 
 // runScenario loads, investigates and scores one scenario; the caller
 // removes its objects.
-func runScenario(ctx context.Context, c client.Client, s Scenario, server *gitServer, mirrors *gitdiff.Cache, engineFor EngineFor) (Case, *modelUsage) {
+func runScenario(ctx context.Context, op *operator, s Scenario, server *gitServer, engineFor EngineFor) (Case, *modelUsage) {
+	c, mirrors := op.c, op.mirrors
 	failed := func(stage string, err error) (Case, *modelUsage) {
 		return Case{Name: s.Name, Phases: map[string]int64{}, Error: stage + ": " + err.Error()}, nil
 	}
@@ -293,7 +342,7 @@ func runScenario(ctx context.Context, c client.Client, s Scenario, server *gitSe
 		s.Changes, warnings = changes, w
 	}
 	timelineMS := time.Since(timelineStart).Milliseconds()
-	cs, usage := runOne(ctx, s, engineFor(s))
+	cs, usage := runOne(ctx, op, s, engineFor(s))
 	cs.Loaded = true
 	cs.Phases["load"] = loadMS
 	cs.Phases["what_changed"] = timelineMS
@@ -319,7 +368,7 @@ func (p countingProvider) Complete(ctx context.Context, req model.Request) (mode
 	return resp, err
 }
 
-func runOne(ctx context.Context, s Scenario, engine *investigate.Engine) (Case, *modelUsage) {
+func runOne(ctx context.Context, op *operator, s Scenario, engine *investigate.Engine) (Case, *modelUsage) {
 	usage := &modelUsage{}
 	e := *engine
 	if e.Provider != nil {
@@ -330,22 +379,27 @@ func runOne(ctx context.Context, s Scenario, engine *investigate.Engine) (Case, 
 	}
 	cs := Case{Name: s.Name, Phases: map[string]int64{}}
 	start := time.Now()
-	req := s.Request()
-	f, _, err := e.Investigate(ctx, req)
-	cs.Phases["investigate"] = time.Since(start).Milliseconds()
+	inv, err := op.run(ctx, s, &e, &cs)
+	cs.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
 		cs.Error = err.Error()
-		cs.DurationMS = time.Since(start).Milliseconds()
 		return cs, usage
 	}
-	verifyStart := time.Now()
-	if _, verified, err := e.Verify(ctx, req, f, false); err == nil {
-		f = verified
-	} else {
-		cs.Error = "verify: " + err.Error()
+	for _, st := range inv.Status.Steps {
+		cs.Phases[strings.ToLower(string(st.Name))] = st.DurationMillis
+		if st.State == runlorev1.StepFailed {
+			cs.Error = fmt.Sprintf("step %s failed: %s", st.Name, st.Message)
+		}
 	}
-	cs.Phases["verify"] = time.Since(verifyStart).Milliseconds()
-	cs.DurationMS = time.Since(start).Milliseconds()
+	cs.Mode = inv.Status.Mode
+	cs.Recall = inv.Status.Recall
+	f := inv.Status.Result
+	if f == nil {
+		if cs.Error == "" {
+			cs.Error = fmt.Sprintf("the investigation ended at step %s without a finding", inv.Status.Step)
+		}
+		f = &runlorev1.Finding{}
+	}
 	Score(&cs, s.Expect, f)
 	return cs, usage
 }
@@ -388,7 +442,8 @@ func Score(cs *Case, want Expectation, f *runlorev1.Finding) {
 		hit = 1
 	}
 	cs.Calibration = math.Round((1-math.Pow(topConf-hit, 2))*1000) / 1000
-	cs.Passed = cs.RootCauseHit && !cs.BlamedWrong && cs.Error == ""
+	cs.ModeHit = want.Mode == "" || cs.Mode == want.Mode
+	cs.Passed = cs.RootCauseHit && !cs.BlamedWrong && cs.Error == "" && cs.ModeHit
 	if want.Verdict != "" && f.Verdict != want.Verdict {
 		cs.Passed = false
 	}

@@ -182,25 +182,47 @@ func (iso *Isolation) Leftovers(ctx context.Context) ([]string, error) {
 }
 
 // Reset deletes everything created since the baseline and waits until it
-// is gone; it fails naming what could not be removed.
+// is gone, deleting again what appears meanwhile (an Event still in
+// flight); it fails naming what could not be removed.
 func (iso *Isolation) Reset(ctx context.Context) error {
+	var last error
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, loadTimeout, true, func(ctx context.Context) (bool, error) {
+		doomed, err := iso.sweep(ctx)
+		left, last = doomed, err
+		return err == nil && len(doomed) == 0, nil
+	})
+	if rerr := iso.restoreNamespaces(ctx); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		if last != nil {
+			return fmt.Errorf("objects of the previous scenario remain (%s): %w", strings.Join(left, ", "), last)
+		}
+		return fmt.Errorf("objects of the previous scenario remain: %s", strings.Join(left, ", "))
+	}
+	return nil
+}
+
+// sweep deletes every object not in the baseline and returns what it found.
+func (iso *Isolation) sweep(ctx context.Context) ([]string, error) {
 	now, err := iso.snapshot(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, namespaced, err := iso.listable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	crdGR := schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	nsGR := schema.GroupResource{Resource: "namespaces"}
 	// Namespaced objects first, then cluster-scoped ones, then CRDs, then
 	// namespaces.
 	stage := func(id objectID) int {
 		switch {
-		case id.gvr == nsGVR:
+		case id.gvr.GroupResource() == nsGR:
 			return 3
-		case id.gvr.GroupResource() == crdGVR.GroupResource():
+		case id.gvr.GroupResource() == crdGR:
 			return 2
 		case namespaced[id.gvr]:
 			return 0
@@ -221,30 +243,14 @@ func (iso *Isolation) Reset(ctx context.Context) error {
 		return doomed[i].String() < doomed[j].String()
 	})
 	var errs []error
+	var names []string
 	for _, id := range doomed {
+		names = append(names, id.String())
 		if err := iso.remove(ctx, id, now[id]); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", id, err))
 		}
 	}
-	if err := iso.restoreNamespaces(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	var left []string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, loadTimeout, true, func(ctx context.Context) (bool, error) {
-		l, err := iso.Leftovers(ctx)
-		if err != nil {
-			return false, nil
-		}
-		left = l
-		return len(l) == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("objects of the previous scenario remain: %s", strings.Join(left, ", "))
-	}
-	return nil
+	return names, errors.Join(errs...)
 }
 
 func (iso *Isolation) remove(ctx context.Context, id objectID, o objectMeta) error {

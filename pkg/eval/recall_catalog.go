@@ -34,32 +34,41 @@ const EvalCatalog = "eval"
 // parse or validate is an *InputError naming its file and line: a suite
 // over a silently shrunken catalog would measure the wrong thing.
 func LoadRecallCatalog(ctx context.Context, dir string) (*catalog.Index, int, error) {
-	info, err := os.Stat(dir)
+	entries, err := readCatalog(dir)
 	if err != nil {
-		return nil, 0, &InputError{File: dir, Err: err}
-	}
-	if !info.IsDir() {
-		return nil, 0, &InputError{File: dir, Err: errors.New("not a directory")}
-	}
-	loaded, err := okf.LoadFS(os.DirFS(dir), ".")
-	if err != nil {
-		return nil, 0, &InputError{File: dir, Err: err}
-	}
-	for _, d := range loaded.Diagnostics {
-		if d.Severity == okf.SeverityError {
-			return nil, 0, &InputError{File: strings.TrimSuffix(dir, "/") + "/" + d.Path, Line: d.Line, Err: errors.New(d.Message)}
-		}
-	}
-	if len(loaded.Entries) == 0 {
-		return nil, 0, &InputError{File: dir, Err: errors.New("no OKF entries")}
+		return nil, 0, err
 	}
 	ix, err := catalog.New()
 	if err != nil {
 		return nil, 0, err
 	}
-	if _, err := ix.Replace(ctx, EvalCatalog, "eval", loaded.Entries); err != nil {
+	if _, err := ix.Replace(ctx, EvalCatalog, "eval", entries); err != nil {
 		_ = ix.Close()
 		return nil, 0, fmt.Errorf("indexing %s: %w", dir, err)
 	}
-	return ix, len(loaded.Entries), nil
+	return ix, len(entries), nil
+}
+
+// readCatalog reads and validates the OKF entries of a catalog folder.
+func readCatalog(dir string) ([]*okf.Entry, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, &InputError{File: dir, Err: err}
+	}
+	if !info.IsDir() {
+		return nil, &InputError{File: dir, Err: errors.New("not a directory")}
+	}
+	loaded, err := okf.LoadFS(os.DirFS(dir), ".")
+	if err != nil {
+		return nil, &InputError{File: dir, Err: err}
+	}
+	for _, d := range loaded.Diagnostics {
+		if d.Severity == okf.SeverityError {
+			return nil, &InputError{File: strings.TrimSuffix(dir, "/") + "/" + d.Path, Line: d.Line, Err: errors.New(d.Message)}
+		}
+	}
+	if len(loaded.Entries) == 0 {
+		return nil, &InputError{File: dir, Err: errors.New("no OKF entries")}
+	}
+	return loaded.Entries, nil
 }

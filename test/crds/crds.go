@@ -25,3 +25,8 @@ import "embed"
 //
 //go:embed flux/*.yaml
 var Flux embed.FS
+
+// ArgoCD holds argocd/*.yaml.
+//
+//go:embed argocd/*.yaml
+var ArgoCD embed.FS

@@ -14,21 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package testenv starts the real control plane RunLore's tests run against:
-// a kube-apiserver and etcd built by hack/control-plane.sh, with RunLore's
-// CRDs and Flux's CRDs installed. It never falls back to a fake client: a
-// missing KUBEBUILDER_ASSETS is an error that says how to get the binaries.
+// Package testenv starts the real control plane RunLore's tests run against
+// (pkg/controlplane) with the CRDs of the source tree installed: RunLore's,
+// Flux's and Argo CD's. It never falls back to a fake client.
 package testenv
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/scheme"
 )
 
@@ -54,31 +52,16 @@ func CRDDirs() []string {
 // New returns an environment over the binaries in KUBEBUILDER_ASSETS with
 // every CRD installed; call Start on it.
 func New() (*envtest.Environment, error) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, " +
-			"or export KUBEBUILDER_ASSETS=$(hack/control-plane.sh)")
-	}
-	for _, bin := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
-			return nil, fmt.Errorf("KUBEBUILDER_ASSETS=%s lacks %s: %w", assets, bin, err)
-		}
-	}
 	var dirs []string
 	for _, d := range CRDDirs() {
 		if _, err := os.Stat(d); err == nil {
 			dirs = append(dirs, d)
 		}
 	}
-	return &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     dirs,
-		ErrorIfCRDPathMissing: true,
-		Scheme:                Scheme,
-	}, nil
+	return controlplane.New(controlplane.Options{CRDDirs: dirs})
 }
 
 // Kubectl is the path of the kubectl built beside the API server.
 func Kubectl() string {
-	return filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	return controlplane.Kubectl("")
 }
