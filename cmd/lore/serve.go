@@ -45,7 +45,6 @@ import (
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/investigate"
-	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/model"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
@@ -85,6 +84,9 @@ type serveConfig struct {
 	SeedCatalog                 bool            `json:"seedCatalog,omitempty"`
 	PodLogNamespaces            []string        `json:"podLogNamespaces,omitempty"`
 	PrometheusURL               string          `json:"prometheusURL,omitempty"`
+	LogsURL                     string          `json:"logsURL,omitempty"`
+	LogsBackend                 string          `json:"logsBackend,omitempty"`
+	ControllerLogNamespaces     []string        `json:"controllerLogNamespaces,omitempty"`
 	ChangeWindow                metav1.Duration `json:"changeWindow,omitempty"`
 	AuditLog                    string          `json:"auditLog,omitempty"`
 	AWS                         bool            `json:"aws,omitempty"`
@@ -150,6 +152,12 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 		return nil
 	})
 	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", cfg.PrometheusURL, "Prometheus or VictoriaMetrics API root for the promql tool")
+	fs.StringVar(&cfg.LogsURL, "logs-url", cfg.LogsURL, "Loki or VictoriaLogs API root for the logs_query tool; empty leaves the tool out")
+	fs.StringVar(&cfg.LogsBackend, "logs-backend", cfg.LogsBackend, "the log store behind --logs-url: loki or victorialogs")
+	fs.Func("controller-log-namespaces", "comma-separated globs of the namespaces whose GitOps controller logs the controller_logs tool may read, such as flux-system,argocd (none by default)", func(v string) error {
+		cfg.ControllerLogNamespaces = splitList(v)
+		return nil
+	})
 	fs.DurationVar(&cfg.ChangeWindow.Duration, "change-window", cfg.ChangeWindow.Duration, "how far before an incident changes are looked for")
 	fs.BoolVar(&cfg.AWS, "aws", cfg.AWS, "add AWS CloudTrail to the change timeline and the cloud_resource_health tool, through the default credential chain (IRSA or Pod Identity)")
 	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
@@ -278,16 +286,12 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	}
 	reader := mgr.GetClient()
 	kb := pipeline.KB{Index: index}
-	kubeTools := &tools.Kube{Client: reader}
-	registry := tools.NewRegistry(append(kubeTools.Tools(), &tools.Graph{Kube: kubeTools},
-		&tools.PodLogs{Clientset: clientset, AllowedNamespaces: cfg.PodLogNamespaces},
-		&tools.PromQL{BaseURL: cfg.PrometheusURL},
-		&tools.KBSearch{KB: kb}, &tools.KBGet{KB: kb})...)
 	finder := &whatchanged.Finder{Collectors: []whatchanged.Collector{
 		&flux.Collector{Client: reader, Mirrors: mirrors},
 		&argocd.Collector{Client: reader, Mirrors: mirrors},
 		&kube.Collector{Client: reader},
 	}}
+	parts := toolParts{Reader: reader, Clientset: clientset, Mirrors: mirrors, Finder: finder, KB: kb}
 	if cfg.AWS {
 		trail, err := awschanges.New(context.Background())
 		if err != nil {
@@ -298,7 +302,11 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 		if err != nil {
 			return phase.Steps{}, nil, fmt.Errorf("--aws: %w", err)
 		}
-		registry.Add(pipeline.ChangeTool(&whatchanged.CloudResourceHealthTool{Checker: checker}))
+		parts.Trail, parts.Health = trail, checker
+	}
+	registry, err := serveRegistry(cfg, parts)
+	if err != nil {
+		return phase.Steps{}, nil, err
 	}
 	provider, err := modelProvider(cfg)
 	if err != nil {

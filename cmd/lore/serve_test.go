@@ -19,21 +19,30 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/whatchanged"
+	awschanges "github.com/runlore/runlore/pkg/whatchanged/aws"
 	"github.com/runlore/runlore/test/testenv"
 )
 
@@ -227,4 +236,110 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprint(strings.TrimSpace(l.Addr().String()))
+}
+
+// TestServeRegistryHoldsEveryTool builds lore serve's registry under each
+// configuration and requires the tools that configuration enables, and
+// only those: the what-changed and GitOps tools always, logs_query with a
+// log store, controller_logs with controller namespaces, the cloud tools
+// with AWS.
+func TestServeRegistryHoldsEveryTool(t *testing.T) {
+	always := []string{"what_changed", "diff_revisions", "gitops_tree", "gitops_resource_status", "pod_logs", "promql", "kb_search", "kb_get", "graph"}
+	optional := []string{"logs_query", "controller_logs", "cloud_what_changed", "cloud_resource_health"}
+	awsOpts := []func(*config.LoadOptions) error{config.WithRegion("eu-west-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""))}
+	trail, err := awschanges.New(context.Background(), awsOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health, err := awschanges.NewHealthChecker(context.Background(), awsOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Real clients for an API server nobody listens on: building the
+	// registry must not read anything, and the runs below stop before any
+	// read (a log store answers logs_query; controller_logs refuses first).
+	rc := &rest.Config{Host: "http://127.0.0.1:1"}
+	reader, err := client.New(rc, client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientset, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := toolParts{Reader: reader, Clientset: clientset, Finder: &whatchanged.Finder{}}
+	for _, tc := range []struct {
+		name string
+		cfg  serveConfig
+		aws  bool
+		want []string
+	}{
+		{"defaults", serveConfig{}, false, nil},
+		{"loki", serveConfig{LogsURL: "http://loki.logging:3100", LogsBackend: "loki"}, false, []string{"logs_query"}},
+		{"victorialogs", serveConfig{LogsURL: "http://vlogs.logging:9428", LogsBackend: "victorialogs"}, false, []string{"logs_query"}},
+		{"controller namespaces", serveConfig{ControllerLogNamespaces: []string{"flux-system", "argocd"}}, false, []string{"controller_logs"}},
+		{"aws", serveConfig{}, true, []string{"cloud_what_changed", "cloud_resource_health"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parts := base
+			if tc.aws {
+				parts.Trail, parts.Health = trail, health
+			}
+			r, err := serveRegistry(tc.cfg, parts)
+			g.Expect(err).NotTo(HaveOccurred())
+			names := r.Names()
+			g.Expect(names).To(ContainElements(always))
+			for _, o := range optional {
+				if slices.Contains(tc.want, o) {
+					g.Expect(names).To(ContainElement(o))
+				} else {
+					g.Expect(names).NotTo(ContainElement(o))
+				}
+			}
+		})
+	}
+
+	t.Run("an unknown log store is refused by flag name", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := serveRegistry(serveConfig{LogsURL: "http://logs:3100", LogsBackend: "elastic"}, base)
+		g.Expect(err).To(MatchError(ContainSubstring("--logs-backend")))
+	})
+
+	t.Run("logs_query speaks to the configured Loki", func(t *testing.T) {
+		g := NewWithT(t)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.Expect(r.URL.Path).To(Equal("/loki/api/v1/query_range"))
+			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"streams","result":[` +
+				`{"stream":{"app":"kustomize-controller"},"values":[["1796004500000000000","kustomization path not found"]]}]}}`))
+		}))
+		defer srv.Close()
+		r, err := serveRegistry(serveConfig{LogsURL: srv.URL, LogsBackend: "loki"}, base)
+		g.Expect(err).NotTo(HaveOccurred())
+		res, err := r.Run(context.Background(), "logs_query", json.RawMessage(`{"query":"{app=\"kustomize-controller\"}"}`))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Text).To(ContainSubstring("kustomization path not found"))
+	})
+
+	t.Run("controller_logs reads only the granted namespaces", func(t *testing.T) {
+		g := NewWithT(t)
+		r, err := serveRegistry(serveConfig{ControllerLogNamespaces: []string{"flux-system"}}, base)
+		g.Expect(err).NotTo(HaveOccurred())
+		res, err := r.Run(context.Background(), "controller_logs", json.RawMessage(`{"namespace":"shop","pod":"api-0"}`))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Text).To(ContainSubstring("not allowed"))
+		res, err = r.Run(context.Background(), "pod_logs", json.RawMessage(`{"namespace":"flux-system","pod":"kustomize-controller-0"}`))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Text).To(ContainSubstring("not allowed"), "pod_logs keeps its own, empty, allowance")
+	})
+}
+
+func TestServeFlagsForTheTools(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := parseServeFlags([]string{"--logs-url", "http://loki:3100", "--logs-backend", "loki", "--controller-log-namespaces", "flux-system, argocd"}, io.Discard)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.LogsURL).To(Equal("http://loki:3100"))
+	g.Expect(cfg.LogsBackend).To(Equal("loki"))
+	g.Expect(cfg.ControllerLogNamespaces).To(Equal([]string{"flux-system", "argocd"}))
 }
