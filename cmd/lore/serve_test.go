@@ -244,7 +244,7 @@ func freeAddr(t *testing.T) string {
 // log store, controller_logs with controller namespaces, the cloud tools
 // with AWS.
 func TestServeRegistryHoldsEveryTool(t *testing.T) {
-	always := []string{"what_changed", "diff_revisions", "gitops_tree", "gitops_resource_status", "pod_logs", "promql", "kb_search", "kb_get"}
+	always := []string{"what_changed", "diff_revisions", "gitops_tree", "gitops_resource_status", "pod_logs", "promql", "kb_search", "kb_get", "graph"}
 	optional := []string{"logs_query", "controller_logs", "cloud_what_changed", "cloud_resource_health"}
 	awsOpts := []func(*config.LoadOptions) error{config.WithRegion("eu-west-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""))}

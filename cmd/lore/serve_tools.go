@@ -46,7 +46,8 @@ type toolParts struct {
 // base, and the what-changed tools (timeline, revision diffs, GitOps tree
 // and status, and the cloud ones when AWS is configured).
 func serveRegistry(cfg serveConfig, p toolParts) (*tools.Registry, error) {
-	registry := tools.NewRegistry(append((&tools.Kube{Client: p.Reader}).Tools(),
+	kube := &tools.Kube{Client: p.Reader}
+	registry := tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube},
 		&tools.PodLogs{Clientset: p.Clientset, AllowedNamespaces: cfg.PodLogNamespaces},
 		&tools.PromQL{BaseURL: cfg.PrometheusURL},
 		&tools.KBSearch{KB: p.KB}, &tools.KBGet{KB: p.KB})...)

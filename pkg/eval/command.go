@@ -94,7 +94,7 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	report, err := Run(ctx, cfg, c, suite, func(s Scenario) *investigate.Engine {
 		now := func() time.Time { return s.Now }
 		kube := &tools.Kube{Client: c, Now: now}
-		return &investigate.Engine{Tools: tools.NewRegistry(kube.Tools()...), Provider: provider, Now: now}
+		return &investigate.Engine{Tools: tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...), Provider: provider, Now: now}
 	})
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func builtinEngine(c client.Client) EngineFor {
 	return func(s Scenario) *investigate.Engine {
 		now := func() time.Time { return s.Now }
 		kube := &tools.Kube{Client: c, Now: now}
-		return &investigate.Engine{Tools: tools.NewRegistry(kube.Tools()...), Now: now}
+		return &investigate.Engine{Tools: tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...), Now: now}
 	}
 }
 

@@ -343,7 +343,7 @@ func TestWriteFinding(t *testing.T) {
 	out := b.String()
 	g.Expect(out).To(ContainSubstring("Incident: api pods restarting on Deployment/shop/api, began 2026-11-30T02:00:00Z"))
 	g.Expect(out).To(ContainSubstring("Verdict:  actionable"))
-	g.Expect(out).To(MatchRegexp(`Top cause \(confidence 0\.\d+\):\n  Kustomization/flux-system/apps changed resources`))
+	g.Expect(out).To(MatchRegexp(`Top cause \(confidence 0\.\d+\):\n  shop/api is OOMKilled since Flux Kustomization flux-system/apps applied 3f9a1c2, which changed its resources`))
 	g.Expect(out).To(ContainSubstring("Kustomization/flux-system/apps 3f9a1c2 (12m0s before onset): api: memory limit 256Mi -> 64Mi"))
 	g.Expect(out).To(ContainSubstring("[rollback-3f9a1c2] rollback Kustomization/flux-system/apps"))
 	g.Expect(out).To(ContainSubstring("Verify: upheld (ran=true"))

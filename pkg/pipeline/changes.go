@@ -35,7 +35,7 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 			Source: string(c.Source), Kind: c.Object.Kind, Namespace: c.Object.Namespace, Name: c.Object.Name,
 			At: c.At, FromRevision: c.FromRevision, ToRevision: c.ToRevision,
 			Files: c.Files, Summary: c.Summary, Diff: c.Diff,
-			Aspects: aspects(c.Diff + "\n" + c.Summary),
+			Aspects: diffAspects(c.Diff, c.Summary),
 		}
 		for _, o := range c.Objects {
 			ch.Touches = append(ch.Touches, ref(o))
@@ -57,6 +57,38 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 }
 
 var kindAspect = map[string]string{"ConfigMap": "config", "Secret": "secret"}
+
+// diffAspects reads the aspects a change altered. A file the change
+// created did not have its image, resources or env "changed": a diff made
+// only of new files is "created", and new files' lines are left out of the
+// aspects of a diff that also modifies others.
+func diffAspects(diff, summary string) []string {
+	if !strings.Contains(diff, "diff --git ") {
+		return aspects(diff + "\n" + summary)
+	}
+	var modified strings.Builder
+	created, total := 0, 0
+	for _, part := range strings.Split(diff, "diff --git ") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		total++
+		_, rest, _ := strings.Cut(part, "\n")
+		head := rest
+		if i := strings.Index(rest, "@@"); i >= 0 {
+			head = rest[:i]
+		}
+		if strings.Contains(head, "new file mode") || strings.Contains(head, "--- /dev/null") {
+			created++
+			continue
+		}
+		modified.WriteString("diff --git " + part)
+	}
+	if total > 0 && created == total {
+		return []string{"created"}
+	}
+	return aspects(modified.String() + "\n" + summary)
+}
 
 func ref(o whatchanged.ObjectRef) string {
 	if o.Namespace == "" {

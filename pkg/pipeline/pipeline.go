@@ -302,15 +302,28 @@ func (c *Config) request(ctx context.Context, inc *runlorev1.Incident, inv *runl
 	if inc.Spec.StartsAt != nil {
 		req.Start = inc.Spec.StartsAt.Time
 	}
-	if w := inc.Spec.Workload; w != nil {
+	if w := inc.Spec.Workload; w != nil && w.Namespace != "" {
 		req.Namespace, req.WorkloadKind, req.Workload = w.Namespace, w.Kind, w.Name
+	}
+	if req.Namespace == "" {
+		// A workload-less alert (a certificate, a Kustomization named by
+		// name, a host) still says where it is, when it says.
+		req.Namespace = firstLabel(inc.Spec.Labels, "exported_namespace", "namespace")
 	}
 	if r := inv.Status.Recall; r != nil {
 		req.Leads = r.Leads
 	}
 	var warnings []string
-	if c.Changes != nil && req.Namespace != "" {
-		report, err := c.Changes.Timeline(ctx, whatchanged.FromIncident(inc), c.Window)
+	scope := whatchanged.FromIncident(inc)
+	if scope.Kind == "" && scope.Name == "" {
+		if req.Namespace != "" {
+			scope.Namespace = req.Namespace
+		} else if node := inc.Spec.Labels["node"]; node != "" {
+			scope.Kind, scope.Name = "Node", node
+		}
+	}
+	if c.Changes != nil && scope.Validate() == nil {
+		report, err := c.Changes.Timeline(ctx, scope, c.Window)
 		if err != nil {
 			warnings = append(warnings, "what changed could not be read: "+err.Error())
 		} else {
@@ -373,6 +386,15 @@ func namespaces(ns, operator string) []string {
 		return []string{ns}
 	}
 	return []string{ns, operator}
+}
+
+func firstLabel(l map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := l[k]; v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func firstLines(s string, n int) []string {

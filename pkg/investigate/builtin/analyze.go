@@ -28,7 +28,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -81,6 +83,8 @@ type hypothesis struct {
 	evidence   []string
 	entities   []string
 	action     *runlorev1.SuggestedAction
+	// local marks a no-change reading of a symptom where it shows.
+	local bool
 }
 
 // Analyze ranks hypotheses for req from obs. now is the analysis time
@@ -89,14 +93,22 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	if window <= 0 {
 		window = DefaultWindow
 	}
+	req = effectiveRequest(req, obs)
+	g := obs.Graph
+	onset := req.Start
+	if g != nil {
+		g.AttachChanges(req.Changes)
+		onset = Onset(g, req.Start)
+	}
 	symptoms := detect(req, obs, now)
 	out := &runlorev1.Finding{}
 	var hyps []hypothesis
 
-	relevant, ruledOut := classifyChanges(req, obs, window)
+	relevant, ruledOut := classifyChanges(req, obs, window, onset)
 	out.RuledOut = append(out.RuledOut, ruledOut...)
 
 	explained := map[Symptom]bool{}
+	var changeHyps []hypothesis
 	for _, ch := range relevant {
 		best, bestStrength := (*finding)(nil), 0.0
 		for i := range symptoms {
@@ -106,8 +118,17 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 				strength = math.Max(strength, s.aspects[strings.ToLower(a)])
 			}
 			if len(ch.change.Aspects) == 0 && len(s.aspects) > 0 {
-				// What the change altered is unknown: a weak link.
-				strength = math.Max(strength, 0.45)
+				// What the change altered is unknown: a weak link, unless
+				// the failing pods rolled out of it.
+				weak := 0.45
+				if ch.rollout {
+					weak = 0.72
+				}
+				strength = math.Max(strength, weak)
+			}
+			if ch.change.HasAspect("created") && len(s.aspects) > 0 {
+				// The change created what now fails.
+				strength = math.Max(strength, 0.5)
 			}
 			if strength > bestStrength {
 				best, bestStrength = s, strength
@@ -119,25 +140,42 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			continue
 		}
 		agreement := ch.timing * podAgreement(*best, obs)
+		subject := nsName(req.Namespace, req.Workload)
+		if subject == "" || req.Workload == "" {
+			subject = nameOr(subjectNameOf(g), "the workload")
+		}
 		h := hypothesis{
 			change:     ch.change,
 			confidence: cap(bestStrength * agreement * ch.directness),
-			summary: fmt.Sprintf("%s %s at %s (%s, %s before onset), then %s",
-				ch.change.Ref(), changeVerb(*ch.change), ch.change.At.UTC().Format(time.RFC3339), revisionOf(*ch.change),
-				req.Start.Sub(ch.change.At).Round(time.Minute), best.detail),
+			summary:    changeSentence(subject, best.word, *ch.change, req.Workload),
 		}
 		h.evidence = append(h.evidence, changeEvidence(*ch.change, ch.via))
 		h.evidence = append(h.evidence, best.evidence...)
+		h.evidence = append(h.evidence, textutil.Truncate(fmt.Sprintf("what_changed: applied %s before onset, then %s", onset.Sub(ch.change.At).Round(time.Minute), best.detail), 512))
 		h.entities = appendUnique(h.entities, ch.change.Ref())
 		if rev := incident.ShortRevision(ch.change.ToRevision); rev != "" {
 			h.entities = appendUnique(h.entities, rev)
 		}
+		if f := changedFile(*ch.change, req.Workload); f != "" && !strings.Contains(f, ", ") {
+			h.entities = appendUnique(h.entities, f)
+		}
 		h.entities = appendUnique(h.entities, best.entities...)
 		h.entities = appendUnique(h.entities, best.word)
 		h.action = rollbackAction(*ch.change)
-		hyps = append(hyps, h)
+		changeHyps = append(changeHyps, h)
 		explained[best.symptom] = true
 	}
+	// The change right before onset explains it; an earlier one that the
+	// workload ran healthily after ranks far below it.
+	for i := range changeHyps {
+		for j := range changeHyps {
+			if i != j && changeHyps[j].change.At.After(changeHyps[i].change.At) && changeHyps[j].confidence >= 0.45 {
+				changeHyps[i].confidence = cap(changeHyps[i].confidence * 0.6)
+				break
+			}
+		}
+	}
+	hyps = append(hyps, changeHyps...)
 	for _, s := range symptoms {
 		if explained[s.symptom] || s.alone == 0 {
 			continue
@@ -147,8 +185,11 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			confidence: cap(s.alone * podAgreement(s, obs)),
 			evidence:   s.evidence,
 			entities:   appendUnique(append([]string(nil), s.entities...), s.word),
+			local:      true,
 		})
 	}
+	graphHyps := graphRules(req, g, onset, window)
+	hyps = mergeGraph(hyps, graphHyps)
 	sort.SliceStable(hyps, func(i, j int) bool { return hyps[i].confidence > hyps[j].confidence })
 	if len(hyps) > 8 {
 		hyps = hyps[:8]
@@ -170,7 +211,22 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		}
 	}
 	out.Unresolved = unresolved(req, obs, symptoms, hyps)
+	if len(graphHyps) > 0 {
+		out.Unresolved = dropPrefix(out.Unresolved, "the tools show no failing pods")
+	}
 	out.Verdict = verdict(out, symptoms, obs)
+	if out.Verdict == runlorev1.VerdictNoFault && g != nil && subjectFailing(g) {
+		out.Verdict = runlorev1.VerdictInconclusive
+		out.Unresolved = append(out.Unresolved, "the subject shows a failing condition that no rule explains: "+firstSymptom(g))
+	}
+	if g != nil && g.SubjectNode() == nil {
+		out.Unresolved = append(out.Unresolved, "the incident's subject could not be found: "+g.SubjectNote)
+	}
+	if g != nil {
+		for _, u := range g.Unavailable {
+			out.Unresolved = append(out.Unresolved, "source unavailable: "+u)
+		}
+	}
 	out.RuledOut = limit(out.RuledOut, 16)
 	out.Unresolved = limit(out.Unresolved, 16)
 	return out
@@ -184,12 +240,14 @@ type candidate struct {
 	// when it touched its config or only the GitOps object that applies it.
 	directness float64
 	via        string
+	// rollout says the subject's failing pods were created right after it.
+	rollout bool
 }
 
 // classifyChanges keeps the changes that can explain the incident and rules
 // out the rest with a reason: after onset, outside the window, or touching
 // something else.
-func classifyChanges(req incident.Request, obs Observations, window time.Duration) ([]candidate, []string) {
+func classifyChanges(req incident.Request, obs Observations, window time.Duration, onset time.Time) ([]candidate, []string) {
 	workload := req.WorkloadRef()
 	configs := map[string]bool{}
 	managers := map[string]bool{}
@@ -203,6 +261,26 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			managers[m] = true
 		}
 	}
+	if g := obs.Graph; g != nil {
+		for _, n := range subjectSide(g) {
+			for _, e := range g.Out(n.Ref()) {
+				switch e.Rel {
+				case "uses":
+					configs[e.To] = true
+				case "applied-by":
+					managers[e.To] = true
+				}
+			}
+		}
+		if w := g.Node(workload); w != nil {
+			for _, e := range g.Out(w.Ref()) {
+				if e.Rel == "applied-by" {
+					managers[e.To] = true
+				}
+			}
+		}
+	}
+	starts := failingPodStarts(obs.Graph)
 	changes := append([]incident.Change(nil), req.Changes...)
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].At.After(changes[j].At) })
 	var keep []candidate
@@ -225,27 +303,76 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 				touches, directness, via = true, 0.7, "its manager "+ch.Ref()
 			}
 		}
+		rollout := false
+		if touches && !ch.At.After(onset) {
+			if d, ok := rolledOutAfter(starts, ch.At); ok {
+				// The failing pods were created right after the change: it
+				// rolled out a new pod template.
+				rollout, directness = true, math.Max(directness, 0.95)
+				via += fmt.Sprintf("; the failing pods started %s after it", d.Round(time.Second))
+			}
+		}
 		switch {
-		case ch.At.After(req.Start):
+		case ch.At.After(onset):
 			ruled = append(ruled, fmt.Sprintf("%s (%s) was applied at %s, after the incident began at %s: it cannot be the cause",
-				ch.Ref(), revisionOf(*ch), when, req.Start.UTC().Format(time.RFC3339)))
+				ch.Ref(), revisionOf(*ch), when, onset.UTC().Format(time.RFC3339)))
 		case !touches:
 			if workload == "" {
 				ruled = append(ruled, fmt.Sprintf("%s changed at %s but the incident names no workload to tie it to", ch.Ref(), when))
 			} else {
 				ruled = append(ruled, fmt.Sprintf("%s changed at %s but does not touch %s or its configuration", ch.Ref(), when, workload))
 			}
-		case req.Start.Sub(ch.At) > window:
+		case onset.Sub(ch.At) > window:
 			ruled = append(ruled, fmt.Sprintf("%s changed at %s, more than %s before onset", ch.Ref(), when, window))
 		default:
-			timing := 1.0
-			if req.Start.Sub(ch.At) > 30*time.Minute {
-				timing = 0.85
-			}
-			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via})
+			timing := timingFactor(onset.Sub(ch.At))
+			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via, rollout: rollout})
 		}
 	}
 	return keep, ruled
+}
+
+// failingPodStarts are the start times of the subject's failing pods.
+func failingPodStarts(g *graph.Graph) []time.Time {
+	if g == nil {
+		return nil
+	}
+	var out []time.Time
+	for _, n := range subjectSide(g) {
+		if n.Kind != "Pod" || !n.Failing() {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, n.Fact("started")); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// rolledOutAfter reports whether a failing pod started within minutes after
+// at, and how long after.
+func rolledOutAfter(starts []time.Time, at time.Time) (time.Duration, bool) {
+	for _, s := range starts {
+		if d := s.Sub(at); d >= 0 && d <= 10*time.Minute {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// timingFactor weighs a change by how long before onset it landed: a
+// change right before the trouble explains it better than one the workload
+// ran healthily after for hours.
+func timingFactor(gap time.Duration) float64 {
+	switch {
+	case gap <= 15*time.Minute:
+		return 1
+	case gap <= time.Hour:
+		return 0.92
+	case gap <= 3*time.Hour:
+		return 0.75
+	}
+	return 0.55
 }
 
 func qualify(ref, namespace string) string {
@@ -297,12 +424,15 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					alone:        0.65,
 					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
 			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
-				add(finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
+				why, alone, ev := pullCause(obs, p)
+				f := finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       fmt.Sprintf("pods cannot pull image %s (%s)", c.Image, c.Reason),
 					aspects:      map[string]float64{"image": 0.9, "chart": 0.7, "secret": 0.6},
-					alone:        0.6,
-					aloneSummary: fmt.Sprintf("%s cannot pull image %s (%s): the tag does not exist or the registry refuses the credentials", nameOr(workload, p.Ref()), c.Image, c.Reason)})
+					alone:        alone,
+					aloneSummary: fmt.Sprintf("%s cannot pull image %s (%s): %s", nameOr(workload, p.Ref()), c.Image, c.Reason, why)}
+				f.evidence = appendUnique(f.evidence, ev...)
+				add(f)
 			case c.Reason == "CreateContainerConfigError":
 				add(finding{symptom: CreateContainerConfigError, word: "CreateContainerConfigError", affected: 1, entities: wl,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
@@ -445,6 +575,45 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 	// A crash loop whose last termination was an OOM is the OOM.
 	if has(out, OOMKilled) {
 		out = without(out, CrashLoopBackOff)
+	}
+	return out
+}
+
+// pullErrors tell apart why an image cannot be pulled, from the kubelet's
+// Failed event: the tag or repository does not exist, the registry refuses
+// the credentials, it rate-limits, or it cannot be reached.
+var pullErrors = []struct {
+	re    *regexp.Regexp
+	why   string
+	alone float64
+}{
+	{regexp.MustCompile(`(?i)toomanyrequests|rate limit|429 too many`), "the registry rate-limits pulls (toomanyrequests); authenticate the pulls or use a mirror", 0.7},
+	{regexp.MustCompile(`(?i)unauthorized|authentication required|denied|forbidden|401|403|no basic auth credentials|pull access denied`), "the registry refuses the pull credentials (check the imagePullSecrets and the registry's access)", 0.68},
+	{regexp.MustCompile(`(?i)manifest unknown|not found|notfound|does not exist|no such manifest`), "the image tag does not exist in the registry", 0.7},
+	{regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|dial tcp|tls: |x509`), "the registry cannot be reached or its certificate is not trusted", 0.6},
+}
+
+// pullCause classifies a pod's pull failure from its Events.
+func pullCause(obs Observations, p tools.PodSummary) (string, float64, []string) {
+	for _, e := range obs.Events {
+		if !strings.Contains(e.Object, "/"+p.Namespace+"/"+p.Name) || e.Reason != "Failed" || !strings.Contains(e.Message, "pull") {
+			continue
+		}
+		for _, pe := range pullErrors {
+			if pe.re.MatchString(e.Message) {
+				return pe.why, pe.alone, quote("kube_events", obs.Texts["kube_events"], e.Object, "Failed to pull")
+			}
+		}
+	}
+	return "the tag does not exist or the registry refuses the credentials", 0.6, nil
+}
+
+func dropPrefix(list []string, prefix string) []string {
+	out := list[:0]
+	for _, s := range list {
+		if !strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 )
@@ -45,6 +46,8 @@ type Observations struct {
 	Nodes    []tools.NodeSummary
 	PVCs     []tools.PVCSummary
 	Certs    []tools.CertificateSummary
+	// Graph is the incident graph around the subject, when it was built.
+	Graph *graph.Graph
 	// Logs are the previous-run logs of the first crashing pod, when read.
 	Logs string
 	// Texts holds each tool's text output, for quoting evidence.
@@ -78,31 +81,63 @@ func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Obs
 		}
 		return res, true
 	}
-	podArgs := map[string]any{"namespace": req.Namespace}
-	if req.Workload != "" {
-		podArgs["workload"] = req.Workload
+	subject := graph.SubjectOf(req)
+	if _, ok := reg.Get("graph"); ok && (subject.Name != "" || subject.Instance != "") {
+		args := map[string]any{"namespace": subject.Namespace, "kind": subject.Kind, "name": subject.Name,
+			"instance": subject.Instance, "text": subject.Text, "cloud": subject.Cloud}
+		if res, ok := call("graph", args); ok {
+			obs.Graph, _ = res.Data.(*graph.Graph)
+		}
 	}
-	if res, ok := call("pod_status", podArgs); ok {
-		obs.Pods, _ = res.Data.([]tools.PodSummary)
+	if subject.Cloud {
+		if _, ok := reg.Get("cloud_resource_health"); !ok {
+			obs.Unavailable = append(obs.Unavailable, "cloud_resource_health: AWS is not configured, so "+subject.Kind+"/"+subject.Name+"'s own health and events were not read")
+		}
 	}
-	if res, ok := call("kube_events", map[string]any{"namespace": req.Namespace}); ok {
-		obs.Events, _ = res.Data.([]tools.EventSummary)
+	ns := req.Namespace
+	if ns == "" && obs.Graph != nil {
+		if n := obs.Graph.SubjectNode(); n != nil {
+			ns = n.Namespace
+		}
 	}
-	if req.Workload != "" {
-		if res, ok := call("workload_tree", map[string]any{"namespace": req.Namespace, "kind": req.Kind(), "name": req.Workload}); ok {
-			if w, isInfo := res.Data.(tools.WorkloadInfo); isInfo {
-				obs.Workload = &w
+	if ns == "" {
+		ns = subject.Namespace
+	}
+	workload, kind := req.Workload, req.Kind()
+	if workload == "" && obs.Graph != nil {
+		if w := topOwner(obs.Graph); w != nil && isWorkloadKind(w.Kind) {
+			workload, kind = w.Name, w.Kind
+		}
+	}
+	if ns != "" {
+		podArgs := map[string]any{"namespace": ns}
+		if workload != "" {
+			podArgs["workload"] = workload
+		}
+		if res, ok := call("pod_status", podArgs); ok {
+			obs.Pods, _ = res.Data.([]tools.PodSummary)
+		}
+		if res, ok := call("kube_events", map[string]any{"namespace": ns}); ok {
+			obs.Events, _ = res.Data.([]tools.EventSummary)
+		}
+		if workload != "" && kind != "Pod" {
+			if res, ok := call("workload_tree", map[string]any{"namespace": ns, "kind": kind, "name": workload}); ok {
+				if w, isInfo := res.Data.(tools.WorkloadInfo); isInfo {
+					obs.Workload = &w
+				}
 			}
 		}
 	}
 	if res, ok := call("node_status", map[string]any{}); ok {
 		obs.Nodes, _ = res.Data.([]tools.NodeSummary)
 	}
-	if res, ok := call("pvc_status", map[string]any{"namespace": req.Namespace}); ok {
-		obs.PVCs, _ = res.Data.([]tools.PVCSummary)
-	}
-	if res, ok := call("cert_expiry", map[string]any{"namespace": req.Namespace}); ok {
-		obs.Certs, _ = res.Data.([]tools.CertificateSummary)
+	if ns != "" {
+		if res, ok := call("pvc_status", map[string]any{"namespace": ns}); ok {
+			obs.PVCs, _ = res.Data.([]tools.PVCSummary)
+		}
+		if res, ok := call("cert_expiry", map[string]any{"namespace": ns}); ok {
+			obs.Certs, _ = res.Data.([]tools.CertificateSummary)
+		}
 	}
 	if _, ok := reg.Get("pod_logs"); ok {
 		for _, p := range obs.Pods {
@@ -117,6 +152,23 @@ func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Obs
 		}
 	}
 	return obs, ctx.Err()
+}
+
+// topOwner is the workload at the top of the subject's owner chain.
+func topOwner(g *graph.Graph) *graph.Node {
+	s := g.SubjectNode()
+	if s == nil {
+		return nil
+	}
+	return workloadOf(g, s)
+}
+
+func isWorkloadKind(kind string) bool {
+	switch kind {
+	case "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod":
+		return true
+	}
+	return false
 }
 
 func crashedContainer(p tools.PodSummary) (string, bool) {

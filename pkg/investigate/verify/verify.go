@@ -241,6 +241,15 @@ func touchesWorkload(c incident.Change, req incident.Request, obs *builtin.Obser
 	if c.Touch(req.WorkloadRef()) {
 		return true
 	}
+	if obs != nil && obs.Graph != nil {
+		// A change to anything in the incident graph (a producer, a
+		// policy, a dependency, the applier) is on a path to the subject.
+		for _, ref := range append([]string{c.Ref()}, c.Touches...) {
+			if n := obs.Graph.Node(ref); n != nil && (len(c.Touches) == 0 || ref != c.Ref()) {
+				return true
+			}
+		}
+	}
 	if obs == nil || obs.Workload == nil {
 		// Without the workload's configuration, a config change cannot be
 		// ruled out.
@@ -305,6 +314,20 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 	for _, c := range obs.Certs {
 		if c.Reason == "Expired" || (!c.NotAfter.IsZero() && c.NotAfter.Before(now)) {
 			seen["CertificateExpired"] = true
+		}
+	}
+	if g := obs.Graph; g != nil {
+		for _, n := range g.Nodes {
+			for _, s := range n.Symptoms {
+				seen[s.Word] = true
+				seen[strings.TrimPrefix(s.Word, "Last")] = true
+				if s.Word == "ContainerCreating" || s.Word == "FailedScheduling" {
+					seen["Unschedulable"] = seen["Unschedulable"] || s.Word == "FailedScheduling"
+				}
+			}
+			if n.Kind == "PersistentVolumeClaim" && n.Fact("phase") == "Pending" {
+				seen["ProvisioningFailed"] = true
+			}
 		}
 	}
 	delete(seen, "")

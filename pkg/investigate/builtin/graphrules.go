@@ -1,0 +1,1152 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/runlore/runlore/pkg/investigate/graph"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/textutil"
+)
+
+// graphHypothesis is a cause the incident graph supports: a fault (or a
+// change) at one node that explains the subject's symptom through a path.
+type graphHypothesis struct {
+	hypothesis
+	// explains are the subject-side symptom words it accounts for; a
+	// local, no-change reading of those words ranks below it.
+	explains []string
+}
+
+// subjectSide are the nodes whose symptoms are the subject's: the subject,
+// its pods, and the workload that owns a pod subject.
+func subjectSide(g *graph.Graph) []*graph.Node {
+	s := g.SubjectNode()
+	if s == nil {
+		return nil
+	}
+	out := []*graph.Node{s}
+	seen := map[string]bool{s.Ref(): true}
+	for _, p := range g.Pods(s.Ref()) {
+		if !seen[p.Ref()] {
+			seen[p.Ref()] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// symptomsOf lists the symptoms of nodes, with the node they are on.
+type located struct {
+	node *graph.Node
+	s    graph.Symptom
+}
+
+func symptomsOf(nodes []*graph.Node) []located {
+	var out []located
+	for _, n := range nodes {
+		for _, s := range n.Symptoms {
+			out = append(out, located{n, s})
+		}
+	}
+	return out
+}
+
+// subjectFailing reports whether the subject side shows a failing
+// condition.
+func subjectFailing(g *graph.Graph) bool {
+	for _, n := range subjectSide(g) {
+		if n.Failing() {
+			return true
+		}
+	}
+	return false
+}
+
+// Onset is when the subject's trouble began: its earliest symptom, when
+// that precedes the alert (alerts fire after a `for:`), within a day.
+func Onset(g *graph.Graph, start time.Time) time.Time {
+	onset := start
+	for _, l := range symptomsOf(subjectSide(g)) {
+		at := l.s.At
+		if at.IsZero() || !at.Before(onset) || start.Sub(at) > 24*time.Hour {
+			continue
+		}
+		// A last termination's start says when that run began, not when
+		// the trouble did; conditions and events say when it did.
+		if l.s.Source == "termination" {
+			continue
+		}
+		onset = at
+	}
+	return onset
+}
+
+var (
+	connWords = regexp.MustCompile(`(?i)connection refused|connection reset|i/o timeout|timed? ?out|timeout|no route to host|unreachable|cannot reach|can't reach|could not connect|failed to connect|dial tcp|connect:|econnrefused|upstream|503|502`)
+	dnsWords  = regexp.MustCompile(`(?i)name resolution|resolv|no such host|nxdomain|lookup .* on|dns|servfail|could not resolve|temporary failure in name`)
+	ipWords   = regexp.MustCompile(`(?i)no ips? (currently )?available|unable to allocate ip|failed to allocate|ipam|ip address(es)? (exhausted|available)|failed to assign an ip|no available ip|insufficient ip`)
+)
+
+// graphRules reads the causes the incident graph supports.
+func graphRules(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	if g == nil || g.SubjectNode() == nil {
+		return nil
+	}
+	var out []graphHypothesis
+	out = append(out, chainRule(req, g, onset, window)...)
+	out = append(out, dependencyRule(req, g, onset, window)...)
+	out = append(out, policyRule(req, g, onset, window)...)
+	out = append(out, sandboxRule(req, g)...)
+	out = append(out, gitopsRule(req, g, onset, window)...)
+	out = append(out, volumeRule(req, g)...)
+	out = append(out, limitRangeRule(req, g)...)
+	out = append(out, hpaRule(req, g)...)
+	out = append(out, nodeSubjectRule(req, g)...)
+	out = append(out, jobRule(req, g, onset, window)...)
+	out = append(out, cloudRule(req, g, onset, window)...)
+	return out
+}
+
+// evidenceLine quotes a node's line of the graph tool's text.
+func evidenceLine(n *graph.Node) string {
+	return textutil.Truncate("graph: "+graph.NodeLine(n), 512)
+}
+
+// words lists the distinct symptom words of nodes that are condition
+// words a finding may name (container reasons, event reasons).
+func failureWord(nodes []*graph.Node) (string, string) {
+	prefer := []string{"CreateContainerConfigError", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "OOMKilled", "LastOOMKilled",
+		"FailedMount", "FailedAttachVolume", "FailedCreatePodSandBox", "Unschedulable", "FailedScheduling", "ContainerCreating", "Evicted",
+		"Unhealthy", "BackoffLimitExceeded", "ProgressDeadlineExceeded", "FailedCreate"}
+	for _, w := range prefer {
+		for _, n := range nodes {
+			for _, s := range n.Symptoms {
+				if s.Word == w {
+					return strings.TrimPrefix(w, "Last"), s.Message
+				}
+			}
+		}
+	}
+	for _, n := range nodes {
+		for _, s := range n.Symptoms {
+			return s.Word, s.Message
+		}
+	}
+	return "", ""
+}
+
+// subjectName is the subject as people say it: namespace/name.
+func subjectName(g *graph.Graph) string {
+	s := g.SubjectNode()
+	if s == nil {
+		return ""
+	}
+	if s.Namespace == "" {
+		return s.Name
+	}
+	return s.Namespace + "/" + s.Name
+}
+
+// workloadOf is the top owner of the subject (the workload of a pod).
+func workloadOf(g *graph.Graph, n *graph.Node) *graph.Node {
+	cur := n
+	for i := 0; i < 4 && cur != nil; i++ {
+		var next *graph.Node
+		for _, e := range g.Out(cur.Ref()) {
+			if e.Rel == graph.RelOwnedBy {
+				next = g.Node(e.To)
+			}
+		}
+		if next == nil {
+			return cur
+		}
+		cur = next
+	}
+	return cur
+}
+
+// chainRels are the relations a fault travels back along: what a node
+// uses, who produced it, who issued it, where it is sourced from, its
+// class and volume.
+var chainRels = map[string]bool{graph.RelUses: true, graph.RelProducedBy: true, graph.RelIssuedBy: true,
+	graph.RelSourcedFrom: true, graph.RelClassOf: true, graph.RelBoundTo: true, "depends-on": true, "requested": true}
+
+// chainRule walks from the subject side along what it uses and who produced
+// it, and names the deepest node of a failing chain: a missing reference
+// (a StorageClass, an Issuer, a Secret), or a producer whose own condition
+// fails (a Crossplane resource at its quota, an ExternalSecret that cannot
+// sync, a Certificate that is not Ready).
+func chainRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	side := subjectSide(g)
+	word, message := failureWord(side)
+	var out []graphHypothesis
+	seen := map[string]bool{}
+	for _, start := range side {
+		type step struct {
+			path []graph.Edge
+		}
+		queue := []step{{}}
+		visited := map[string]bool{start.Ref(): true}
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			at := start.Ref()
+			if len(cur.path) > 0 {
+				at = cur.path[len(cur.path)-1].To
+			}
+			if len(cur.path) >= 4 {
+				continue
+			}
+			for _, e := range g.Out(at) {
+				if !chainRels[e.Rel] || visited[e.To] {
+					continue
+				}
+				visited[e.To] = true
+				next := g.Node(e.To)
+				if next == nil {
+					continue
+				}
+				path := append(append([]graph.Edge(nil), cur.path...), e)
+				if next.Failing() && !seen[next.Ref()] && !hasFailingBeyond(g, next) {
+					seen[next.Ref()] = true
+					if h, ok := chainHypothesis(req, g, start, path, next, word, message, onset, window); ok {
+						out = append(out, h)
+					}
+				}
+				queue = append(queue, step{path: path})
+			}
+		}
+	}
+	return out
+}
+
+// hasFailingBeyond reports whether a failing node one chain step further
+// explains n (then n is not the deepest).
+func hasFailingBeyond(g *graph.Graph, n *graph.Node) bool {
+	for _, e := range g.Out(n.Ref()) {
+		if !chainRels[e.Rel] {
+			continue
+		}
+		if next := g.Node(e.To); next != nil && next.Failing() {
+			return true
+		}
+	}
+	return false
+}
+
+// mentions reports whether text names the node (by name or Kind/name).
+func mentions(text string, n *graph.Node) bool {
+	return n != nil && n.Name != "" && strings.Contains(text, n.Name)
+}
+
+func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, path []graph.Edge, cause *graph.Node, word, message string, onset time.Time, window time.Duration) (graphHypothesis, bool) {
+	subject := g.SubjectNode()
+	refs := graph.Path(path).Refs()
+	// The object right before the cause is what the subject side needs.
+	var needed *graph.Node
+	if len(refs) >= 2 {
+		needed = g.Node(refs[len(refs)-2])
+	}
+	causeText := causeMessage(cause)
+	subjectText := message
+	for _, l := range symptomsOf([]*graph.Node{start}) {
+		subjectText += " " + l.s.Message
+	}
+	strength := 0.55
+	switch {
+	case cause.Missing:
+		strength = 0.7
+		if needed != nil && (mentions(symptomText(needed), cause) || strings.Contains(strings.ToLower(symptomText(needed)), "not found")) {
+			strength = 0.78
+		}
+		if mentions(subjectText, cause) {
+			strength = 0.78
+		}
+	case cause.Unread:
+		// Known only by reference: its Events are all there is.
+		if len(cause.Symptoms) > 0 {
+			strength = 0.7
+		}
+	default:
+		strength = 0.72
+	}
+	// The subject side must actually be in trouble for a chain to explain
+	// it; a failing neighbour of a healthy subject is only a lead.
+	if !start.Failing() && !subjectFailing(g) {
+		strength *= 0.5
+	}
+	// The symptom should point down the chain: the subject's message names
+	// an object on it, or the chain starts at something the subject needs.
+	onPath := false
+	for _, r := range refs[1:] {
+		if n := g.Node(r); mentions(subjectText, n) {
+			onPath = true
+		}
+	}
+	if !onPath && !cause.Missing && len(path) > 1 {
+		strength *= 0.85
+	}
+	strength *= pathFactor(len(path))
+	if !chainFits(word, refs) {
+		strength *= 0.6
+	}
+
+	h := graphHypothesis{}
+	h.entities = appendUnique(h.entities, cause.Ref())
+	for i := len(refs) - 2; i >= 0; i-- {
+		if r := refs[i]; r != cause.Ref() && !strings.HasPrefix(r, "Pod/") && !strings.HasPrefix(r, "ReplicaSet/") {
+			h.entities = appendUnique(h.entities, r)
+		}
+	}
+	if subject != nil {
+		h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
+	}
+	if word != "" {
+		h.entities = appendUnique(h.entities, word)
+		h.explains = append(h.explains, word)
+	}
+	who := subjectName(g)
+	what := describeFailure(word, message)
+	if subject != nil && !isWorkloadKind(subject.Kind) {
+		for _, sy := range subject.Symptoms {
+			if sy.Source == "condition" && sy.Type == "Ready" {
+				what = "is not Ready (" + sy.Word + ")"
+				break
+			}
+		}
+	}
+	via := ""
+	if needed != nil && needed.Ref() != start.Ref() {
+		via = fmt.Sprintf(" through %s", needed.Ref())
+	}
+	switch {
+	case cause.Missing:
+		referrer := start.Ref()
+		if needed != nil {
+			referrer = needed.Ref()
+		}
+		h.summary = fmt.Sprintf("%s %s because %s references %s, which does not exist", who, what, referrer, cause.Ref())
+	case causeText != "":
+		h.summary = fmt.Sprintf("%s %s because %s, which it depends on%s, is failing: %s", who, what, cause.Ref(), via, causeText)
+	default:
+		h.summary = fmt.Sprintf("%s %s because %s, which it depends on%s, is not healthy", who, what, cause.Ref(), via)
+	}
+	h.evidence = append(h.evidence, evidenceLine(cause))
+	for i := len(refs) - 2; i >= 0; i-- {
+		if n := g.Node(refs[i]); n != nil && n.Failing() {
+			h.evidence = append(h.evidence, evidenceLine(n))
+		}
+	}
+	h.evidence = append(h.evidence, textutil.Truncate("graph: path "+graph.Path(path).String(), 512))
+	h.confidence = cap(strength)
+	changeRefs := refs
+	if cause.Missing && subject != nil {
+		// A reference to what does not exist is written in the referrer's
+		// spec: a change to the subject's workload may have written it.
+		changeRefs = append(append([]string(nil), refs...), workloadOf(g, subject).Ref())
+	}
+	attachChange(&h, req, g, changeRefs, onset, window)
+	return h, true
+}
+
+// pathFactor lowers a cause the further it is from the subject.
+func pathFactor(hops int) float64 {
+	f := 1.0
+	for i := 2; i < hops; i++ {
+		f *= 0.95
+	}
+	return f
+}
+
+// causeMessage is the most telling message a failing node carries: a
+// failed condition's, else its first Warning's.
+func causeMessage(n *graph.Node) string {
+	best := ""
+	for _, s := range n.Symptoms {
+		if s.Message == "" {
+			continue
+		}
+		if s.Source == "condition" && (s.Type == "Synced" || s.Type == "Ready" || s.Type == "Stalled") && len(s.Message) > 20 {
+			return s.Word + ": " + s.Message
+		}
+		if best == "" {
+			best = s.Word + ": " + s.Message
+		}
+	}
+	if best == "" && len(n.Symptoms) > 0 {
+		best = n.Symptoms[0].Word
+	}
+	return textutil.Truncate(best, 300)
+}
+
+func symptomText(n *graph.Node) string {
+	var b strings.Builder
+	for _, s := range n.Symptoms {
+		b.WriteString(s.Word + " " + s.Message + "\n")
+	}
+	return b.String()
+}
+
+// describeFailure turns a symptom word into a verb phrase.
+func describeFailure(word, message string) string {
+	switch strings.TrimPrefix(word, "Last") {
+	case "CreateContainerConfigError":
+		if message != "" {
+			return "cannot start its containers (CreateContainerConfigError: " + textutil.Truncate(message, 160) + ")"
+		}
+	case "ContainerCreating", "FailedCreatePodSandBox":
+		return "is stuck creating its containers (" + word + ")"
+	}
+	return statePhrase(word)
+}
+
+// statePhrase says what a condition word means for the thing showing it.
+func statePhrase(word string) string {
+	switch strings.TrimPrefix(word, "Last") {
+	case "":
+		return "is failing"
+	case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+		return "cannot start its containers (" + word + ")"
+	case "CrashLoopBackOff":
+		return "is in CrashLoopBackOff"
+	case "OOMKilled":
+		return "is OOMKilled"
+	case "Unschedulable", "FailedScheduling":
+		return "cannot be scheduled (" + word + ")"
+	case "FailedMount", "FailedAttachVolume":
+		return "cannot mount its volumes (" + word + ")"
+	case "ImagePullBackOff", "ErrImagePull", "InvalidImageName":
+		return "cannot pull its image (" + word + ")"
+	case "Unhealthy":
+		return "fails its health probes (Unhealthy)"
+	case "FailedCreate":
+		return "cannot create pods (FailedCreate)"
+	case "Evicted":
+		return "was Evicted"
+	case "NotReady":
+		return "is NotReady"
+	}
+	return "is failing (" + word + ")"
+}
+
+// attachChange names a change on the hypothesis's path that happened before
+// onset, within the window: the fault's likely trigger.
+func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs []string, onset time.Time, window time.Duration) *graph.Node {
+	var best *incident.Change
+	var bestNode *graph.Node
+	consider := func(n *graph.Node, viaApplier bool) {
+		for i := range n.Changes {
+			c := &n.Changes[i]
+			if c.At.After(onset) || onset.Sub(c.At) > window {
+				continue
+			}
+			// Through the applier, only a revision whose touched objects
+			// are unknown (else it would hang on the node itself).
+			if viaApplier && len(c.Touches) > 0 {
+				continue
+			}
+			if best == nil || c.At.After(best.At) {
+				best, bestNode = c, n
+			}
+		}
+	}
+	for _, r := range refs {
+		n := g.Node(r)
+		if n == nil {
+			continue
+		}
+		consider(n, false)
+		for _, e := range g.Out(r) {
+			if e.Rel == graph.RelAppliedBy {
+				if a := g.Node(e.To); a != nil {
+					before := best
+					consider(a, true)
+					if best != before {
+						// Credit the object the applier applies.
+						bestNode = n
+					}
+				}
+			}
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	h.change = best
+	rev := incident.ShortRevision(best.ToRevision)
+	h.summary += fmt.Sprintf("; %s changed it at %s (%s)", best.Ref(), best.At.UTC().Format(time.RFC3339), nameOr(rev, "no revision"))
+	h.entities = appendUnique(h.entities, best.Ref())
+	if rev != "" {
+		h.entities = appendUnique(h.entities, rev)
+	}
+	h.evidence = append(h.evidence, changeEvidence(*best, ""))
+	h.action = rollbackAction(*best)
+	h.confidence = cap(h.confidence + 0.05)
+	return bestNode
+}
+
+// backendOnset is when a dependency's own trouble began (its earliest
+// symptom), bounded by the subject's onset.
+func backendOnset(g *graph.Graph, backend *graph.Node, onset time.Time) time.Time {
+	if backend == nil {
+		return onset
+	}
+	t := onset
+	for _, n := range append([]*graph.Node{backend}, g.Pods(backend.Ref())...) {
+		if o := n.Onset(); !o.IsZero() && o.Before(t) && onset.Sub(o) < 24*time.Hour {
+			t = o
+		}
+	}
+	return t
+}
+
+// dependencyRule: the subject crash-loops or fails its probes while a
+// Service its configuration or last words name has no ready endpoint; the
+// cause is the workload behind that Service.
+func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	subject := g.SubjectNode()
+	side := subjectSide(g)
+	word, message := failureWord(side)
+	sideText := req.Title + " " + req.Message + " "
+	for _, n := range side {
+		sideText += symptomText(n)
+	}
+	var out []graphHypothesis
+	for _, e := range g.Out(subject.Ref()) {
+		if e.Rel != graph.RelCalls {
+			continue
+		}
+		svc := g.Node(e.To)
+		if svc == nil || !svc.Has("NoReadyEndpoints") {
+			continue
+		}
+		// The workload behind the Service, through a failing backing pod.
+		var backend, pod *graph.Node
+		for _, be := range g.Out(svc.Ref()) {
+			if be.Rel != graph.RelBackedBy {
+				continue
+			}
+			p := g.Node(be.To)
+			if p == nil {
+				continue
+			}
+			if pod == nil || p.Failing() && !pod.Failing() {
+				pod = p
+			}
+		}
+		if pod != nil {
+			backend = workloadOf(g, pod)
+		}
+		strength := 0.6
+		if mentions(sideText, svc) {
+			strength = 0.7
+		}
+		if connWords.MatchString(sideText) || dnsWords.MatchString(sideText) {
+			strength += 0.08
+		}
+		if !subjectFailing(g) {
+			strength *= 0.6
+		}
+		if !connectivityFits(word) {
+			// A dependency outage does not OOM-kill, fail an image pull or
+			// leave a pod unscheduled.
+			strength *= 0.5
+		}
+		h := graphHypothesis{}
+		cause := svc
+		if backend != nil {
+			cause = backend
+		}
+		h.entities = appendUnique(h.entities, cause.Ref(), svc.Ref(), workloadOf(g, subject).Ref())
+		bw, bmsg := "", ""
+		if pod != nil {
+			bw, bmsg = failureWord([]*graph.Node{pod})
+		}
+		if bw != "" {
+			h.entities = appendUnique(h.entities, bw)
+		}
+		if word != "" {
+			h.explains = append(h.explains, word)
+		}
+		state := "has no ready pod"
+		if bw != "" {
+			state = "is " + bw
+			if bmsg != "" && bw != "CrashLoopBackOff" {
+				state += " (" + textutil.Truncate(bmsg, 160) + ")"
+			}
+		}
+		if backend != nil {
+			h.summary = fmt.Sprintf("%s %s because its dependency %s is down: Service %s has no ready endpoint and %s %s",
+				subjectName(g), describeFailure(word, message), backend.Ref(), svc.Name, backend.Ref(), state)
+		} else {
+			h.summary = fmt.Sprintf("%s %s because its dependency Service %s has no ready endpoint (%s)",
+				subjectName(g), describeFailure(word, message), svc.Ref(), svc.Fact("selector"))
+		}
+		h.evidence = append(h.evidence, evidenceLine(svc))
+		if pod != nil {
+			h.evidence = append(h.evidence, evidenceLine(pod))
+		}
+		for _, n := range side {
+			if n.Failing() && n.Kind == "Pod" {
+				h.evidence = append(h.evidence, evidenceLine(n))
+				break
+			}
+		}
+		h.confidence = cap(strength)
+		refs := []string{subject.Ref(), svc.Ref()}
+		if backend != nil {
+			refs = append(refs, backend.Ref())
+			// What the dependency reads may be what broke it.
+			for _, ue := range g.Out(backend.Ref()) {
+				if ue.Rel == graph.RelUses {
+					refs = append(refs, ue.To)
+				}
+			}
+		}
+		if on := attachChange(&h, req, g, refs, backendOnset(g, backend, onset), window); on != nil && (on.Kind == "ConfigMap" || on.Kind == "Secret") {
+			h.entities = appendUnique(h.entities, on.Ref())
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// policyRule: a NetworkPolicy or Cilium policy selecting the subject that
+// denies all egress, or egress without DNS, while the subject (or its
+// alert) shows connection or name-resolution failures.
+func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	subject := g.SubjectNode()
+	text := req.Title + " " + req.Message + " " + req.AlertName
+	for _, n := range subjectSide(g) {
+		text += " " + symptomText(n)
+	}
+	conn, dns := connWords.MatchString(text), dnsWords.MatchString(text)
+	if w, _ := failureWord(subjectSide(g)); !connectivityFits(w) {
+		conn, dns = false, false
+	}
+	var out []graphHypothesis
+	for _, e := range g.Out(subject.Ref()) {
+		if e.Rel != graph.RelSelectedBy {
+			continue
+		}
+		p := g.Node(e.To)
+		if p == nil || p.Fact("restrictsEgress") != "true" {
+			continue
+		}
+		denyAll := p.Fact("egressRules") == "0" && p.Fact("egressDenyRules") == ""
+		noDNS := p.Fact("egressAllowsDNS") == "false"
+		var strength float64
+		var why string
+		switch {
+		case p.Fact("blocks") != "":
+			blocked := strings.Split(p.Fact("blocks"), ",")
+			why = fmt.Sprintf("its egress rules allow no traffic to %s (port %s), which its configuration calls", strings.Join(blocked, ", "), p.Fact("blockedPort."+blocked[0]))
+			strength = 0.5
+			if conn {
+				strength = 0.76
+			}
+		case denyAll:
+			why = "allows no egress at all, so every outbound connection from its pods is dropped"
+			strength = 0.45
+			if conn || dns {
+				strength = 0.74
+			}
+		case noDNS && p.Fact("toFQDNs") == "true":
+			why = "allows egress only to FQDNs but has no DNS rule (port 53 to kube-dns), so lookups are dropped and the FQDN allowlist never learns an address"
+			strength = 0.45
+			if dns || conn {
+				strength = 0.74
+			}
+		case noDNS:
+			why = "restricts egress without allowing DNS (port 53), so name resolution fails"
+			strength = 0.4
+			if dns {
+				strength = 0.7
+			}
+		default:
+			continue
+		}
+		h := graphHypothesis{}
+		h.entities = []string{p.Ref(), workloadOf(g, subject).Ref()}
+		h.summary = fmt.Sprintf("%s cannot reach its dependencies because %s selects its pods and %s", subjectName(g), p.Ref(), why)
+		h.evidence = []string{evidenceLine(p), textutil.Truncate("graph: edge "+subject.Ref()+" "+graph.RelSelectedBy+" "+p.Ref(), 512)}
+		h.confidence = cap(strength)
+		attachChange(&h, req, g, []string{p.Ref()}, onset, window)
+		out = append(out, h)
+	}
+	return out
+}
+
+// sandboxRule: pods that cannot get a network sandbox. When the CNI says it
+// has no address to give, the node those pods are on is out of pod IPs.
+func sandboxRule(req incident.Request, g *graph.Graph) []graphHypothesis {
+	side := subjectSide(g)
+	byNode := map[string][]string{}
+	var sample graph.Symptom
+	ipExhausted := false
+	for _, n := range side {
+		if n.Kind != "Pod" {
+			continue
+		}
+		for _, s := range n.Symptoms {
+			if s.Word != "FailedCreatePodSandBox" {
+				continue
+			}
+			byNode[n.Fact("node")] = append(byNode[n.Fact("node")], n.Ref())
+			if sample.Word == "" || ipWords.MatchString(s.Message) {
+				sample = s
+			}
+			if ipWords.MatchString(s.Message) {
+				ipExhausted = true
+			}
+			break
+		}
+	}
+	if len(byNode) == 0 {
+		return nil
+	}
+	var out []graphHypothesis
+	nodes := make([]string, 0, len(byNode))
+	for n := range byNode {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, name := range nodes {
+		if name == "" {
+			continue
+		}
+		node := g.Node("Node/" + name)
+		ref := "Node/" + name
+		h := graphHypothesis{explains: []string{"FailedCreatePodSandBox", "ContainerCreating"}}
+		h.entities = []string{ref, workloadOf(g, g.SubjectNode()).Ref(), "FailedCreatePodSandBox"}
+		if ipExhausted {
+			h.summary = fmt.Sprintf("%s is stuck in ContainerCreating because %s has no pod IP addresses left: the CNI cannot allocate one for its sandbox (%s)",
+				strings.Join(shortRefs(byNode[name]), ", "), ref, textutil.Truncate(sample.Message, 200))
+			h.confidence = cap(0.76)
+		} else {
+			h.summary = fmt.Sprintf("%s cannot get a pod sandbox on %s: %s", strings.Join(shortRefs(byNode[name]), ", "), ref, textutil.Truncate(sample.Message, 200))
+			h.confidence = cap(0.55)
+		}
+		for _, p := range byNode[name] {
+			if pn := g.Node(p); pn != nil {
+				h.evidence = append(h.evidence, evidenceLine(pn))
+				break
+			}
+		}
+		if node != nil {
+			h.evidence = append(h.evidence, evidenceLine(node))
+		}
+		if len(nodes) > 1 {
+			// Many nodes at once is the CNI, not one node's pool.
+			h.confidence *= 0.8
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func shortRefs(refs []string) []string {
+	out := make([]string, 0, len(refs))
+	for _, r := range refs {
+		parts := strings.Split(r, "/")
+		out = append(out, strings.Join(parts[1:], "/"))
+	}
+	return out
+}
+
+var pathNotFound = regexp.MustCompile(`(?i)path not found|no such file or directory|kustomization\.yaml.*not found`)
+
+// gitopsRule: the subject is (or is applied by) a Flux Kustomization,
+// HelmRelease or source, or an Argo CD Application, that is failing; the
+// fault is its own (its spec, its manifests) unless its source fails.
+func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	subject := g.SubjectNode()
+	var out []graphHypothesis
+	candidates := []*graph.Node{subject}
+	for _, e := range g.Out(workloadOf(g, subject).Ref()) {
+		if e.Rel == graph.RelAppliedBy {
+			if n := g.Node(e.To); n != nil {
+				candidates = append(candidates, n)
+			}
+		}
+	}
+	for _, n := range candidates {
+		if !isGitOps(n.Kind) || !n.Failing() || n.Missing {
+			continue
+		}
+		// A failing source is the chain rule's to name.
+		if hasFailingBeyond(g, n) {
+			continue
+		}
+		msg := causeMessage(n)
+		h := graphHypothesis{}
+		h.entities = []string{n.Ref()}
+		word := ""
+		if len(n.Symptoms) > 0 {
+			word = n.Symptoms[0].Word
+			h.entities = appendUnique(h.entities, word)
+			h.explains = append(h.explains, word)
+		}
+		strength := 0.72
+		switch {
+		case n.Kind == "Kustomization" && pathNotFound.MatchString(msg):
+			h.summary = fmt.Sprintf("%s is not Ready because its spec.path %s does not exist in its source's artifact: %s", n.Ref(), nameOr(n.Fact("path"), "(unset)"), msg)
+			strength = 0.78
+		case n.Ref() == subject.Ref():
+			h.summary = fmt.Sprintf("%s is failing on its own spec or manifests: %s", n.Ref(), msg)
+		default:
+			h.summary = fmt.Sprintf("%s is failing because %s, which applies it, fails: %s", subjectName(g), n.Ref(), msg)
+			h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
+			strength = 0.6
+		}
+		for _, src := range g.Out(n.Ref()) {
+			if src.Rel == graph.RelSourcedFrom {
+				if s := g.Node(src.To); s != nil && !s.Failing() {
+					h.summary += fmt.Sprintf(" (its source %s is healthy)", s.Ref())
+				}
+			}
+		}
+		h.evidence = []string{evidenceLine(n)}
+		h.confidence = cap(strength)
+		attachChange(&h, req, g, []string{n.Ref()}, onset, window)
+		out = append(out, h)
+	}
+	return out
+}
+
+func isGitOps(kind string) bool {
+	switch kind {
+	case "Kustomization", "HelmRelease", "GitRepository", "OCIRepository", "HelmRepository", "HelmChart", "Bucket", "ExternalArtifact", "Application":
+		return true
+	}
+	return false
+}
+
+var multiAttach = regexp.MustCompile(`(?i)multi-attach error for volume "?([a-z0-9-]+)"?`)
+
+// volumeRule: a volume that cannot attach because another node still holds
+// it (Multi-Attach), or cannot mount.
+func volumeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
+	var out []graphHypothesis
+	for _, l := range symptomsOf(subjectSide(g)) {
+		if l.s.Word != "FailedAttachVolume" {
+			continue
+		}
+		m := multiAttach.FindStringSubmatch(l.s.Message)
+		if m == nil {
+			continue
+		}
+		h := graphHypothesis{explains: []string{"FailedAttachVolume", "ContainerCreating"}}
+		claim := ""
+		for _, e := range g.Out(l.node.Ref()) {
+			if n := g.Node(e.To); n != nil && n.Kind == "PersistentVolumeClaim" {
+				claim = n.Ref()
+			}
+		}
+		h.entities = appendUnique(h.entities, claim, "PersistentVolume/"+m[1], workloadOf(g, g.SubjectNode()).Ref(), "FailedAttachVolume")
+		h.summary = fmt.Sprintf("%s cannot start: its ReadWriteOnce volume %s is still attached to another node (Multi-Attach), typically held by the old pod during a rollout or after a node failure", l.node.Ref(), m[1])
+		h.evidence = []string{evidenceLine(l.node)}
+		h.confidence = cap(0.72)
+		onset := Onset(g, req.Start)
+		attachChange(&h, req, g, []string{claim, workloadOf(g, g.SubjectNode()).Ref()}, onset, DefaultWindow)
+		out = append(out, h)
+		break
+	}
+	return out
+}
+
+var limitRangeMsg = regexp.MustCompile(`(?i)(maximum|minimum) (cpu|memory|ephemeral-storage) usage per (container|pod)`)
+
+// limitRangeRule: pod creation refused by a LimitRange.
+func limitRangeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
+	subject := g.SubjectNode()
+	var lr *graph.Node
+	for _, e := range g.Out(workloadOf(g, subject).Ref()) {
+		if n := g.Node(e.To); n != nil && n.Kind == "LimitRange" {
+			lr = n
+		}
+	}
+	if lr == nil {
+		return nil
+	}
+	var out []graphHypothesis
+	for _, n := range g.Nodes {
+		for _, s := range n.Symptoms {
+			if !limitRangeMsg.MatchString(s.Message) {
+				continue
+			}
+			h := graphHypothesis{explains: []string{s.Word}}
+			h.entities = []string{lr.Ref(), workloadOf(g, subject).Ref(), s.Word}
+			h.summary = fmt.Sprintf("%s cannot create pods: %s forbids their resources (%s)", subjectName(g), lr.Ref(), textutil.Truncate(s.Message, 200))
+			h.evidence = []string{evidenceLine(n), evidenceLine(lr)}
+			h.confidence = cap(0.74)
+			attachChange(&h, req, g, []string{lr.Ref(), workloadOf(g, subject).Ref()}, Onset(g, req.Start), DefaultWindow)
+			return append(out, h)
+		}
+	}
+	return out
+}
+
+// hpaRule: the autoscaler is pinned at its maximum while the subject is
+// saturated.
+func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
+	subject := g.SubjectNode()
+	cands := []*graph.Node{}
+	if subject.Kind == "HorizontalPodAutoscaler" {
+		cands = append(cands, subject)
+	}
+	for _, e := range g.Out(workloadOf(g, subject).Ref()) {
+		if n := g.Node(e.To); e.Rel == graph.RelScaledBy && n != nil {
+			cands = append(cands, n)
+		}
+	}
+	for _, n := range cands {
+		if !n.Has("AtMaxReplicas") {
+			continue
+		}
+		h := graphHypothesis{}
+		h.entities = []string{n.Ref(), workloadOf(g, subject).Ref(), "AtMaxReplicas"}
+		h.summary = fmt.Sprintf("%s is saturated: %s is at its maximum of %s replicas and cannot add capacity", subjectName(g), n.Ref(), n.Fact("maxReplicas"))
+		h.evidence = []string{evidenceLine(n)}
+		h.confidence = cap(0.5)
+		if strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "hpa") || strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "replicas") {
+			h.confidence = cap(0.65)
+		}
+		attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
+		return []graphHypothesis{h}
+	}
+	return nil
+}
+
+// nodeSubjectRule: a Node subject — its conditions, its evicted pods — or,
+// when nothing shows, an honest lead naming the node.
+func nodeSubjectRule(req incident.Request, g *graph.Graph) []graphHypothesis {
+	n := g.SubjectNode()
+	if n == nil || n.Kind != "Node" {
+		return nil
+	}
+	h := graphHypothesis{}
+	h.entities = []string{n.Ref()}
+	h.evidence = []string{evidenceLine(n)}
+	var words []string
+	for _, s := range n.Symptoms {
+		if s.Source == "condition" || s.Word == "Cordoned" {
+			words = append(words, s.Word)
+		}
+	}
+	switch {
+	case len(words) > 0:
+		h.entities = appendUnique(h.entities, words...)
+		h.explains = words
+		h.summary = fmt.Sprintf("%s reports %s: %s", n.Ref(), strings.Join(words, ", "), causeMessage(n))
+		if ev := n.Fact("podsEvicted"); ev != "" {
+			h.summary += fmt.Sprintf("; %s pods on it were evicted", ev)
+		}
+		h.confidence = cap(0.7)
+	default:
+		h.summary = fmt.Sprintf("%s is the alert's host and shows no failing condition (no pressure, Ready); the cause is not visible in cluster state", n.Ref())
+		h.confidence = 0.3
+	}
+	return []graphHypothesis{h}
+}
+
+func subjectNameOf(g *graph.Graph) string {
+	if g == nil {
+		return ""
+	}
+	return subjectName(g)
+}
+
+func firstSymptom(g *graph.Graph) string {
+	for _, l := range symptomsOf(subjectSide(g)) {
+		return l.node.Ref() + " " + graph.SymptomText(l.s)
+	}
+	return ""
+}
+
+// effectiveRequest fills the workload from the graph when the alert named
+// only a pod (or nothing the intake could reduce), so the change rules can
+// tie changes to it.
+func effectiveRequest(req incident.Request, obs Observations) incident.Request {
+	g := obs.Graph
+	if g == nil || g.SubjectNode() == nil {
+		return req
+	}
+	s := g.SubjectNode()
+	if req.Namespace == "" {
+		req.Namespace = s.Namespace
+	}
+	if req.Workload == "" || req.Kind() == "Pod" {
+		if w := workloadOf(g, s); w != nil && isWorkloadKind(w.Kind) && w.Namespace != "" {
+			req.Workload, req.WorkloadKind = w.Name, w.Kind
+		}
+	}
+	return req
+}
+
+// mergeGraph adds the graph's hypotheses; a local, no-change reading of a
+// symptom a graph cause explains through a path ranks below that cause.
+func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
+	for _, gh := range graphHyps {
+		for i := range hyps {
+			if !hyps[i].local {
+				continue
+			}
+			for _, w := range gh.explains {
+				for _, e := range hyps[i].entities {
+					if e == w && hyps[i].confidence >= gh.confidence-0.05 {
+						hyps[i].confidence = cap(math.Max(0, gh.confidence-0.15))
+					}
+				}
+			}
+		}
+	}
+	for _, gh := range graphHyps {
+		dup := false
+		for _, h := range hyps {
+			if h.summary == gh.summary {
+				dup = true
+			}
+		}
+		if !dup {
+			hyps = append(hyps, gh.hypothesis)
+		}
+	}
+	return hyps
+}
+
+// jobRule: a Job that failed (backoff limit, deadline), named with the
+// CronJob that runs it and its pods' last words.
+func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	for _, n := range g.Nodes {
+		if n.Kind != "Job" {
+			continue
+		}
+		var failed *graph.Symptom
+		for i := range n.Symptoms {
+			if n.Symptoms[i].Source == "condition" && n.Symptoms[i].Type == "Failed" {
+				failed = &n.Symptoms[i]
+				break
+			}
+		}
+		if failed == nil {
+			continue
+		}
+		owner := workloadOf(g, n)
+		h := graphHypothesis{explains: []string{failed.Word}}
+		h.entities = appendUnique([]string{owner.Ref()}, n.Ref(), failed.Word)
+		h.summary = fmt.Sprintf("%s failed (%s: %s)", n.Ref(), failed.Word, failed.Message)
+		if owner.Ref() != n.Ref() {
+			h.summary = fmt.Sprintf("%s's run %s failed (%s: %s)", owner.Ref(), n.Name, failed.Word, failed.Message)
+		}
+		for _, p := range g.Pods(n.Ref()) {
+			if w, msg := failureWord([]*graph.Node{p}); w != "" && msg != "" {
+				h.summary += fmt.Sprintf("; its pod's last words: %s", textutil.Truncate(msg, 200))
+				h.evidence = append(h.evidence, evidenceLine(p))
+				break
+			}
+		}
+		h.evidence = append([]string{evidenceLine(n)}, h.evidence...)
+		h.confidence = cap(0.6)
+		attachChange(&h, req, g, []string{n.Ref(), owner.Ref()}, onset, window)
+		return []graphHypothesis{h}
+	}
+	return nil
+}
+
+// cloudRule: a cloud resource subject. A change to it before onset (a
+// CloudTrail entry) is a lead worth naming; otherwise the resource is named
+// and the answer stays inconclusive, since its health is read by the cloud
+// tools, not from the cluster.
+func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
+	n := g.SubjectNode()
+	if n == nil || n.Fact("cloud") != "true" {
+		return nil
+	}
+	h := graphHypothesis{}
+	h.entities = []string{n.Ref()}
+	h.evidence = []string{evidenceLine(n)}
+	h.summary = fmt.Sprintf("%s is the alert's cloud resource; no change to it was found before onset, and its health is not visible from the cluster", n.Ref())
+	h.confidence = 0.3
+	var best *incident.Change
+	for i := range req.Changes {
+		c := &req.Changes[i]
+		if c.Source != "aws" || c.At.After(onset) || onset.Sub(c.At) > window {
+			continue
+		}
+		if c.Name != n.Name && !strings.HasSuffix(c.Name, ":"+n.Name) && !strings.HasSuffix(c.Name, "/"+n.Name) {
+			continue
+		}
+		if best == nil || c.At.After(best.At) {
+			best = c
+		}
+	}
+	if best != nil {
+		h.change = best
+		h.summary = fmt.Sprintf("%s changed at %s (%s) before the alert began", n.Ref(), best.At.UTC().Format(time.RFC3339), nameOr(oneLine(best.Summary), best.Ref()))
+		h.entities = appendUnique(h.entities, best.Ref())
+		h.evidence = append(h.evidence, changeEvidence(*best, ""))
+		h.confidence = 0.45
+	}
+	return []graphHypothesis{h}
+}
+
+// connectivityFits reports whether a subject's failure word is one a
+// connection failure (a dependency down, a policy drop) can produce: a
+// crash, a failing probe, an error exit — or no pod symptom at all.
+func connectivityFits(word string) bool {
+	switch strings.TrimPrefix(word, "Last") {
+	case "OOMKilled", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "Unschedulable",
+		"FailedScheduling", "ContainerCreating", "FailedCreatePodSandBox", "FailedMount", "FailedAttachVolume", "Evicted", "FailedCreate":
+		return false
+	}
+	return true
+}
+
+// chainFits reports whether the kind of what the subject needs fits its
+// symptom: a missing key or config makes a container fail to start or
+// crash, a claim or class keeps a pod from scheduling or mounting. Any
+// symptom of a non-pod subject (a Certificate, a Kustomization) fits.
+func chainFits(word string, refs []string) bool {
+	w := strings.TrimPrefix(word, "Last")
+	if len(refs) < 2 || w == "" {
+		return true
+	}
+	kind := strings.SplitN(refs[1], "/", 2)[0]
+	switch kind {
+	case "Secret", "ConfigMap":
+		switch w {
+		case "CreateContainerConfigError", "CrashLoopBackOff", "Error", "FailedMount", "ContainerCreating", "ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerError":
+			return true
+		}
+		return false
+	case "PersistentVolumeClaim":
+		switch w {
+		case "Unschedulable", "FailedScheduling", "FailedMount", "FailedAttachVolume", "ContainerCreating":
+			return true
+		}
+		return false
+	}
+	return true
+}
