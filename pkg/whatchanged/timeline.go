@@ -21,8 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
+	"strings"
 	"time"
+
+	"github.com/runlore/runlore/pkg/kuberead"
 )
 
 // Collector finds the changes one system saw in a time range. A Collector
@@ -52,7 +54,15 @@ type Finder struct {
 	MaxChanges int
 	// Now returns the current time; nil means time.Now. Tests pin it.
 	Now func() time.Time
+	// CollectorTimeout bounds each collector; DefaultCollectorTimeout when
+	// zero. A collector that has not answered by then is reported as an
+	// unavailable source and its goroutine is left to finish on its own:
+	// one stuck backend never holds the timeline.
+	CollectorTimeout time.Duration
 }
+
+// DefaultCollectorTimeout bounds one collector's Collect.
+const DefaultCollectorTimeout = 20 * time.Second
 
 // Report is a ranked timeline and what could not be looked at.
 type Report struct {
@@ -88,27 +98,53 @@ func (f *Finder) Timeline(ctx context.Context, inc Incident, window time.Duratio
 	}
 
 	type result struct {
-		name    string
+		i       int
 		changes []Change
 		err     error
 	}
-	results := make([]result, len(f.Collectors))
-	var wg sync.WaitGroup
+	timeout := f.CollectorTimeout
+	if timeout <= 0 {
+		timeout = DefaultCollectorTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	answers := make(chan result, len(f.Collectors))
 	for i, c := range f.Collectors {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			changes, err := c.Collect(ctx, q)
-			results[i] = result{name: c.Name(), changes: changes, err: err}
+			defer func() {
+				if p := recover(); p != nil {
+					answers <- result{i: i, err: fmt.Errorf("collector panicked: %v", p)}
+				}
+			}()
+			changes, err := c.Collect(cctx, q)
+			answers <- result{i: i, changes: changes, err: err}
 		}()
 	}
-	wg.Wait()
+	results := make([]*result, len(f.Collectors))
+	// The collectors see cctx; the wait gives them a moment past it to
+	// return what they have before they are reported as timed out.
+	grace := time.NewTimer(timeout + timeout/10 + 100*time.Millisecond)
+	defer grace.Stop()
+wait:
+	for range f.Collectors {
+		select {
+		case r := <-answers:
+			results[r.i] = &r
+		case <-grace.C:
+			break wait
+		}
+	}
 
 	rep := Report{Incident: inc, From: q.From, To: q.To}
 	var all []Change
-	for _, r := range results {
+	for i, r := range results {
+		name := f.Collectors[i].Name()
+		if r == nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("source unavailable: %s changes did not answer within %s", name, timeout))
+			continue
+		}
 		if r.err != nil {
-			rep.Warnings = append(rep.Warnings, r.name+": "+r.err.Error())
+			rep.Warnings = append(rep.Warnings, warnings(name, r.err)...)
 		}
 		for _, c := range r.changes {
 			if c.At.Before(q.From) || c.At.After(q.To) {
@@ -131,6 +167,40 @@ func (f *Finder) Timeline(ctx context.Context, inc Incident, window time.Duratio
 	}
 	rep.Changes = all
 	return rep, nil
+}
+
+// warnings renders a collector's error: each unavailable source (a read
+// refused or timed out) as its own "source unavailable: not permitted to
+// list secrets in payments (kubernetes changes)", the rest as one line.
+func warnings(name string, err error) []string {
+	var out, other []string
+	for _, e := range leaves(err) {
+		var u *kuberead.Unavailable
+		if errors.As(e, &u) {
+			out = append(out, fmt.Sprintf("source unavailable: %s (%s changes)", u.Error(), name))
+			continue
+		}
+		other = append(other, e.Error())
+	}
+	if len(other) > 0 {
+		out = append(out, name+": "+strings.Join(other, "; "))
+	}
+	return out
+}
+
+// leaves flattens errors.Join trees.
+func leaves(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // Rank scores each change against the incident and sorts the slice: most

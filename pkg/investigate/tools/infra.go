@@ -100,17 +100,17 @@ func (k *Kube) Nodes(ctx context.Context, name string) ([]NodeSummary, error) {
 	var nodes []corev1.Node
 	if name != "" {
 		var n corev1.Node
-		if err := k.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+		if err := k.reader().Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("get node %s: %w", name, err)
+			return nil, readErr(err, "get node %s", name)
 		}
 		nodes = append(nodes, n)
 	} else {
 		var list corev1.NodeList
-		if err := k.Client.List(ctx, &list); err != nil {
-			return nil, fmt.Errorf("list nodes: %w", err)
+		if err := k.reader().List(ctx, &list); err != nil {
+			return nil, readErr(err, "list nodes")
 		}
 		nodes = list.Items
 	}
@@ -206,12 +206,12 @@ func (t *PVCStatus) Run(ctx context.Context, raw json.RawMessage) (Result, error
 // PVCs returns a namespace's claims, pending first.
 func (k *Kube) PVCs(ctx context.Context, namespace string) ([]PVCSummary, error) {
 	var list corev1.PersistentVolumeClaimList
-	if err := k.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("list persistentvolumeclaims in %s: %w", namespace, err)
+	if err := k.reader().List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, readErr(err, "list persistentvolumeclaims in %s", namespace)
 	}
 	classes := map[string]bool{}
 	var scs storagev1.StorageClassList
-	if err := k.Client.List(ctx, &scs); err == nil {
+	if err := k.reader().List(ctx, &scs); err == nil {
 		for _, sc := range scs.Items {
 			classes[sc.Name] = true
 		}
@@ -319,11 +319,11 @@ var errNoCertManager = errors.New("cert-manager not installed")
 func (k *Kube) Certificates(ctx context.Context, namespace string) ([]CertificateSummary, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(certificateGVK)
-	if err := k.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := k.reader().List(ctx, list, client.InNamespace(namespace)); err != nil {
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			return nil, errNoCertManager
 		}
-		return nil, fmt.Errorf("list certificates in %s: %w", namespace, err)
+		return nil, readErr(err, "list certificates in %s", namespace)
 	}
 	out := make([]CertificateSummary, 0, len(list.Items))
 	for _, item := range list.Items {

@@ -27,6 +27,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/kuberead"
 )
 
 // Kube is the cluster the Kubernetes tools read, through a read-only client.
@@ -37,6 +39,10 @@ type Kube struct {
 	Now func() time.Time
 	// MaxItems bounds how many objects one call lists (default 50).
 	MaxItems int
+	// ReadTimeout bounds each API read (kuberead.DefaultTimeout when
+	// zero). Client is wrapped in a kuberead.Reader unless it is one, so a
+	// refused read is reported as an unavailable source, never a hang.
+	ReadTimeout time.Duration
 }
 
 // Tools returns the Kubernetes tools over k.
@@ -56,6 +62,47 @@ func (k *Kube) limit() int {
 		return k.MaxItems
 	}
 	return 50
+}
+
+// reader is Client under a deadline, with refusals named.
+func (k *Kube) reader() client.Reader {
+	if r, ok := k.Client.(*kuberead.Reader); ok {
+		return r
+	}
+	return kuberead.New(k.Client, k.ReadTimeout)
+}
+
+// maxPages bounds how many pages of kuberead.DefaultMaxListItems a tool
+// reads from one namespace; each page is summarized and dropped before the
+// next, so a crowded namespace costs time, not memory.
+const maxPages = 10
+
+// eachPage lists namespace page by page, calling visit after each page.
+func (k *Kube) eachPage(ctx context.Context, list client.ObjectList, namespace string, visit func()) error {
+	cont := ""
+	for range maxPages {
+		opts := []client.ListOption{client.InNamespace(namespace)}
+		if cont != "" {
+			opts = append(opts, client.Continue(cont))
+		}
+		if err := k.reader().List(ctx, list, opts...); err != nil {
+			return err
+		}
+		visit()
+		if cont = list.GetContinue(); cont == "" {
+			return nil
+		}
+	}
+	return nil
+}
+
+// readErr wraps a read error with what was read, except an unavailable
+// source, whose own message already names the verb, resource and namespace.
+func readErr(err error, format string, args ...any) error {
+	if kuberead.IsUnavailable(err) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 func (k *Kube) ready() error {
@@ -169,16 +216,18 @@ func (t *PodStatus) Run(ctx context.Context, raw json.RawMessage) (Result, error
 // controller family, unhealthy first.
 func (k *Kube) Pods(ctx context.Context, namespace, workload string) ([]PodSummary, error) {
 	var list corev1.PodList
-	if err := k.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("list pods in %s: %w", namespace, err)
-	}
 	var out []PodSummary
-	for i := range list.Items {
-		p := &list.Items[i]
-		if workload != "" && !PodBelongsTo(p, workload) {
-			continue
+	err := k.eachPage(ctx, &list, namespace, func() {
+		for i := range list.Items {
+			p := &list.Items[i]
+			if workload != "" && !PodBelongsTo(p, workload) {
+				continue
+			}
+			out = append(out, summarizePod(p))
 		}
-		out = append(out, summarizePod(p))
+	})
+	if err != nil {
+		return nil, readErr(err, "list pods in %s", namespace)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		hi, hj := podHealthy(out[i]), podHealthy(out[j])
@@ -425,12 +474,27 @@ func (t *KubeEvents) Run(ctx context.Context, raw json.RawMessage) (Result, erro
 // Events returns a namespace's events, warnings first, most recent first.
 func (k *Kube) Events(ctx context.Context, namespace, objectPrefix string, warningsOnly bool) ([]EventSummary, error) {
 	var list corev1.EventList
-	if err := k.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("list events in %s: %w", namespace, err)
-	}
 	var out []EventSummary
-	for i := range list.Items {
-		e := &list.Items[i]
+	err := k.eachPage(ctx, &list, namespace, func() { out = append(out, summarizeEvents(list.Items, namespace, objectPrefix, warningsOnly)...) })
+	if err != nil {
+		return nil, readErr(err, "list events in %s", namespace)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Type == corev1.EventTypeWarning) != (out[j].Type == corev1.EventTypeWarning) {
+			return out[i].Type == corev1.EventTypeWarning
+		}
+		return out[i].Last.After(out[j].Last)
+	})
+	if len(out) > k.limit() {
+		out = out[:k.limit()]
+	}
+	return out, nil
+}
+
+func summarizeEvents(items []corev1.Event, namespace, objectPrefix string, warningsOnly bool) []EventSummary {
+	var out []EventSummary
+	for i := range items {
+		e := &items[i]
 		if objectPrefix != "" && !strings.HasPrefix(e.InvolvedObject.Name, objectPrefix) {
 			continue
 		}
@@ -457,14 +521,5 @@ func (k *Kube) Events(ctx context.Context, namespace, objectPrefix string, warni
 			Message: oneLine(e.Message, 400), Count: count, Last: last,
 		})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if (out[i].Type == corev1.EventTypeWarning) != (out[j].Type == corev1.EventTypeWarning) {
-			return out[i].Type == corev1.EventTypeWarning
-		}
-		return out[i].Last.After(out[j].Last)
-	})
-	if len(out) > k.limit() {
-		out = out[:k.limit()]
-	}
-	return out, nil
+	return out
 }

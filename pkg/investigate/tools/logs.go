@@ -23,9 +23,12 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/runlore/runlore/pkg/kuberead"
 )
 
 // PodLogs reads the tail of a container's log, current or previous, from
@@ -40,7 +43,12 @@ type PodLogs struct {
 	MaxTailLines int64
 	// MaxBytes caps the bytes read (default 64 KiB).
 	MaxBytes int64
+	// Timeout bounds the read of one log (DefaultLogTimeout when zero).
+	Timeout time.Duration
 }
+
+// DefaultLogTimeout bounds one pod_logs read.
+const DefaultLogTimeout = 10 * time.Second
 
 // PodLogsArgs are pod_logs's arguments.
 type PodLogsArgs struct {
@@ -110,11 +118,24 @@ func (t *PodLogs) Run(ctx context.Context, raw json.RawMessage) (Result, error) 
 	if maxBytes <= 0 {
 		maxBytes = 64 << 10
 	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultLogTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	req := t.Clientset.CoreV1().Pods(args.Namespace).GetLogs(args.Pod, &corev1.PodLogOptions{
 		Container: args.Container, Previous: args.Previous, TailLines: &tail, LimitBytes: &maxBytes,
 	})
 	stream, err := req.Stream(ctx)
 	if err != nil {
+		target := kuberead.Target{Verb: "get", Resource: "pods/log", Namespace: args.Namespace, Name: args.Pod}
+		if err := kuberead.Classify(target, err); kuberead.IsUnavailable(err) {
+			return Result{}, err
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			return Result{}, &kuberead.Unavailable{Target: target, Reason: kuberead.ReasonTimedOut, Timeout: timeout, Err: err}
+		}
 		return Result{}, fmt.Errorf("logs of Pod/%s/%s: %w", args.Namespace, args.Pod, err)
 	}
 	defer stream.Close()

@@ -150,7 +150,7 @@ func (k *Kube) Workload(ctx context.Context, namespace, kind, name string) (Work
 	switch kind {
 	case "Deployment":
 		var d appsv1.Deployment
-		if err = k.Client.Get(ctx, key, &d); err == nil {
+		if err = k.reader().Get(ctx, key, &d); err == nil {
 			meta, template = d.ObjectMeta, d.Spec.Template
 			info.Desired = ptrOr(d.Spec.Replicas, 1)
 			info.Updated, info.Ready, info.Available = d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas
@@ -162,7 +162,7 @@ func (k *Kube) Workload(ctx context.Context, namespace, kind, name string) (Work
 		}
 	case "StatefulSet":
 		var s appsv1.StatefulSet
-		if err = k.Client.Get(ctx, key, &s); err == nil {
+		if err = k.reader().Get(ctx, key, &s); err == nil {
 			meta, template = s.ObjectMeta, s.Spec.Template
 			info.Desired = ptrOr(s.Spec.Replicas, 1)
 			info.Updated, info.Ready, info.Available = s.Status.UpdatedReplicas, s.Status.ReadyReplicas, s.Status.AvailableReplicas
@@ -173,7 +173,7 @@ func (k *Kube) Workload(ctx context.Context, namespace, kind, name string) (Work
 		}
 	case "DaemonSet":
 		var d appsv1.DaemonSet
-		if err = k.Client.Get(ctx, key, &d); err == nil {
+		if err = k.reader().Get(ctx, key, &d); err == nil {
 			meta, template = d.ObjectMeta, d.Spec.Template
 			info.Desired, info.Updated = d.Status.DesiredNumberScheduled, d.Status.UpdatedNumberScheduled
 			info.Ready, info.Available = d.Status.NumberReady, d.Status.NumberAvailable
@@ -181,7 +181,7 @@ func (k *Kube) Workload(ctx context.Context, namespace, kind, name string) (Work
 		}
 	case "Job":
 		var j batchv1.Job
-		if err = k.Client.Get(ctx, key, &j); err == nil {
+		if err = k.reader().Get(ctx, key, &j); err == nil {
 			meta, template = j.ObjectMeta, j.Spec.Template
 			info.Desired = ptrOr(j.Spec.Completions, 1)
 			info.Ready, info.Available = ptrOr(j.Status.Ready, 0), j.Status.Succeeded
@@ -196,7 +196,7 @@ func (k *Kube) Workload(ctx context.Context, namespace, kind, name string) (Work
 		return info, nil
 	}
 	if err != nil {
-		return info, fmt.Errorf("get %s: %w", info.Ref, err)
+		return info, readErr(err, "get %s", info.Ref)
 	}
 	info.Found = true
 	info.Generation = meta.Generation
@@ -227,8 +227,8 @@ func managers(meta metav1.ObjectMeta) []string {
 
 func (k *Kube) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]string, error) {
 	var list appsv1.ReplicaSetList
-	if err := k.Client.List(ctx, &list, client.InNamespace(d.Namespace)); err != nil {
-		return nil, fmt.Errorf("list replicasets in %s: %w", d.Namespace, err)
+	if err := k.reader().List(ctx, &list, client.InNamespace(d.Namespace)); err != nil {
+		return nil, readErr(err, "list replicasets in %s", d.Namespace)
 	}
 	type rs struct {
 		line     string

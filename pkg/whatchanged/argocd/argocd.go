@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
@@ -45,11 +46,28 @@ import (
 // credentials in.
 const repositorySecretLabel = "argocd.argoproj.io/secret-type"
 
-// Collector reads Applications in every namespace.
+// Collector reads Applications in every namespace. Every read runs under a
+// deadline (kuberead). Repository credentials are read by name only, from
+// the Secrets RepositorySecrets names in the Application's namespace; a
+// refused read is reported as an unavailable source beside the timeline.
 type Collector struct {
 	Client  client.Reader
 	Mirrors *gitdiff.Cache
 	Limits  gitdiff.Limits
+	// RepositorySecrets names the Argo CD repository Secrets (labelled
+	// argocd.argoproj.io/secret-type=repository) that may hold credentials
+	// for a private repository; none means repositories are read
+	// anonymously. They are never listed.
+	RepositorySecrets []string
+	// ReadTimeout bounds each read; kuberead.DefaultTimeout when zero.
+	ReadTimeout time.Duration
+}
+
+func (c *Collector) reader() client.Reader {
+	if r, ok := c.Client.(*kuberead.Reader); ok {
+		return r
+	}
+	return kuberead.New(c.Client, c.ReadTimeout)
 }
 
 // Name implements whatchanged.Collector.
@@ -58,19 +76,34 @@ func (c *Collector) Name() string { return "argocd" }
 // Collect implements whatchanged.Collector. A cluster without Argo CD's CRD
 // yields no changes and no error.
 func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatchanged.Change, error) {
+	if c.Client == nil {
+		return nil, errors.New("no Kubernetes client")
+	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(ApplicationGVK.GroupVersion().WithKind("ApplicationList"))
-	if err := c.Client.List(ctx, list); err != nil {
+	if err := c.reader().List(ctx, list); err != nil {
 		if isNoKind(err) {
 			return nil, nil
+		}
+		if kuberead.IsUnavailable(err) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("list Applications: %w", err)
 	}
 	var out []whatchanged.Change
+	var errs []error
+	seen := map[string]bool{}
 	for i := range list.Items {
-		out = append(out, c.ApplicationChanges(ctx, &list.Items[i], q)...)
+		chs, refused := c.applicationChanges(ctx, &list.Items[i], q)
+		out = append(out, chs...)
+		for _, err := range refused {
+			if !seen[err.Error()] {
+				seen[err.Error()] = true
+				errs = append(errs, err)
+			}
+		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // ApplicationGVK is the Argo CD Application kind.
@@ -209,8 +242,15 @@ func managed(app *unstructured.Unstructured) []whatchanged.ObjectRef {
 // ApplicationChanges builds the Changes for one Application's steps inside
 // the query window, each with its path-scoped diff.
 func (c *Collector) ApplicationChanges(ctx context.Context, app *unstructured.Unstructured, q whatchanged.Query) []whatchanged.Change {
+	out, _ := c.applicationChanges(ctx, app, q)
+	return out
+}
+
+// applicationChanges is ApplicationChanges with the reads that were refused
+// or timed out, for the timeline's warnings.
+func (c *Collector) applicationChanges(ctx context.Context, app *unstructured.Unstructured, q whatchanged.Query) ([]whatchanged.Change, []error) {
 	if _, ok := app.Object["spec"].(map[string]any); !ok {
-		return nil
+		return nil, nil
 	}
 	resources := managed(app)
 	manages := false
@@ -221,6 +261,7 @@ func (c *Collector) ApplicationChanges(ctx context.Context, app *unstructured.Un
 	}
 	destNS, _, _ := unstructured.NestedString(app.Object, "spec", "destination", "namespace")
 	var out []whatchanged.Change
+	var refused []error
 	for _, s := range Steps(app) {
 		if s.At.Before(q.From) || s.At.After(q.To) {
 			continue
@@ -234,7 +275,9 @@ func (c *Collector) ApplicationChanges(ctx context.Context, app *unstructured.Un
 			ManagesWorkload: manages,
 			Note:            s.Note,
 		}
-		c.addDiff(ctx, app.GetNamespace(), destNS, resources, s, &ch)
+		if err := c.addDiff(ctx, app.GetNamespace(), destNS, resources, s, &ch); err != nil {
+			refused = append(refused, err)
+		}
 		verb := "synced"
 		if s.Failed {
 			verb = "failed to sync"
@@ -245,7 +288,7 @@ func (c *Collector) ApplicationChanges(ctx context.Context, app *unstructured.Un
 		}
 		out = append(out, ch)
 	}
-	return out
+	return out, refused
 }
 
 func short(rev string) string {
@@ -255,35 +298,40 @@ func short(rev string) string {
 	return clip(rev, 40)
 }
 
-func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources []whatchanged.ObjectRef, s Step, ch *whatchanged.Change) {
+// addDiff fills the change from the source repository; what cannot be read
+// becomes the Note, and a refused or timed-out cluster read is returned.
+func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources []whatchanged.ObjectRef, s Step, ch *whatchanged.Change) error {
 	note := func(format string, args ...any) {
 		ch.Note = strings.TrimPrefix(strings.TrimSpace(ch.Note+"; "+fmt.Sprintf(format, args...)), "; ")
 	}
 	switch {
 	case s.Source.Chart != "":
 		note("source is Helm chart %s: no git history to diff", s.Source.Chart)
-		return
+		return nil
 	case s.Source.RepoURL == "":
 		note("no source repoURL recorded")
-		return
+		return nil
 	case c.Mirrors == nil:
 		note("no git mirror cache configured")
-		return
+		return nil
 	}
 	auth, err := c.credentials(ctx, appNS, s.Source.RepoURL)
 	if err != nil {
 		note("%v", err)
-		return
+		if u, ok := kuberead.AsUnavailable(err); ok {
+			return u
+		}
+		return nil
 	}
 	m, err := c.Mirrors.Mirror(s.Source.RepoURL, auth)
 	if err != nil {
 		note("%v", err)
-		return
+		return nil
 	}
 	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, s.From, s.To, s.Source.Path, c.Limits, note)
 	if err != nil {
 		note("%v", err)
-		return
+		return nil
 	}
 	for _, mf := range manifests {
 		ref := whatchanged.ObjectRef{Kind: mf.Kind, Namespace: mf.Namespace, Name: mf.Name}
@@ -299,22 +347,30 @@ func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources
 		}
 		ch.Objects = append(ch.Objects, ref)
 	}
+	return nil
 }
 
-// credentials finds an Argo CD repository Secret for url in the
-// Application's namespace. No client or no match means anonymous access.
+// credentials finds the Argo CD repository Secret for url among the
+// RepositorySecrets in the Application's namespace, each read by name. None
+// configured, or no match, means anonymous access.
 func (c *Collector) credentials(ctx context.Context, ns, url string) (transport.AuthMethod, error) {
-	if c.Client == nil {
+	if c.Client == nil || len(c.RepositorySecrets) == 0 {
 		return nil, nil
 	}
-	var secrets corev1.SecretList
-	if err := c.Client.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels{repositorySecretLabel: "repository"}); err != nil {
-		if apierrors.IsForbidden(err) {
-			return nil, nil
+	for _, name := range c.RepositorySecrets {
+		var s corev1.Secret
+		if err := c.reader().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if kuberead.IsUnavailable(err) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("get repository secret %s/%s: %w", ns, name, err)
 		}
-		return nil, fmt.Errorf("list repository secrets in %s: %w", ns, err)
-	}
-	for _, s := range secrets.Items {
+		if s.Labels[repositorySecretLabel] != "repository" {
+			continue
+		}
 		if strings.TrimSuffix(string(s.Data["url"]), "/") != strings.TrimSuffix(url, "/") {
 			continue
 		}

@@ -34,6 +34,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
@@ -43,10 +44,22 @@ import (
 const historyRevisionKey = "revision"
 
 // Collector reads Kustomizations and HelmReleases in every namespace.
+// Every read runs under a deadline (kuberead); a GitRepository's secretRef
+// is read by name only, and a refusal is reported as an unavailable source
+// beside the timeline as well as in the change's Note.
 type Collector struct {
 	Client  client.Reader
 	Mirrors *gitdiff.Cache
 	Limits  gitdiff.Limits
+	// ReadTimeout bounds each read; kuberead.DefaultTimeout when zero.
+	ReadTimeout time.Duration
+}
+
+func (c *Collector) reader() client.Reader {
+	if r, ok := c.Client.(*kuberead.Reader); ok {
+		return r
+	}
+	return kuberead.New(c.Client, c.ReadTimeout)
 }
 
 // Name implements whatchanged.Collector.
@@ -56,18 +69,29 @@ func (c *Collector) Name() string { return "flux" }
 // a Note on its Change or a joined error; they never hide the others. A
 // cluster without Flux's CRDs yields nothing and no error.
 func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatchanged.Change, error) {
+	if c.Client == nil {
+		return nil, errors.New("no Kubernetes client")
+	}
 	var changes []whatchanged.Change
 	var errs []error
 	var kss kustomizev1.KustomizationList
-	if err := c.Client.List(ctx, &kss); err != nil && !apimeta.IsNoMatchError(err) {
-		errs = append(errs, fmt.Errorf("list Kustomizations: %w", err))
+	if err := c.reader().List(ctx, &kss); err != nil && !apimeta.IsNoMatchError(err) {
+		errs = append(errs, listErr(err, "Kustomizations"))
 	}
+	unavailable := map[string]bool{}
 	for i := range kss.Items {
-		changes = append(changes, c.KustomizationChanges(ctx, &kss.Items[i], q)...)
+		chs, refused := c.kustomizationChanges(ctx, &kss.Items[i], q)
+		changes = append(changes, chs...)
+		for _, err := range refused {
+			if !unavailable[err.Error()] {
+				unavailable[err.Error()] = true
+				errs = append(errs, err)
+			}
+		}
 	}
 	var hrs helmv2.HelmReleaseList
-	if err := c.Client.List(ctx, &hrs); err != nil && !apimeta.IsNoMatchError(err) {
-		errs = append(errs, fmt.Errorf("list HelmReleases: %w", err))
+	if err := c.reader().List(ctx, &hrs); err != nil && !apimeta.IsNoMatchError(err) {
+		errs = append(errs, listErr(err, "HelmReleases"))
 	}
 	var releases []whatchanged.Change
 	for i := range hrs.Items {
@@ -151,10 +175,25 @@ func fallbackTransitions(ks *kustomizev1.Kustomization) []Transition {
 		Note: "no status.history; time is the Ready condition's last transition and the previous revision is not recorded"}}
 }
 
+func listErr(err error, what string) error {
+	if kuberead.IsUnavailable(err) {
+		return err
+	}
+	return fmt.Errorf("list %s: %w", what, err)
+}
+
 // KustomizationChanges builds the Changes for one Kustomization's
 // transitions inside the query window, each with its path-scoped diff.
 func (c *Collector) KustomizationChanges(ctx context.Context, ks *kustomizev1.Kustomization, q whatchanged.Query) []whatchanged.Change {
+	out, _ := c.kustomizationChanges(ctx, ks, q)
+	return out
+}
+
+// kustomizationChanges is KustomizationChanges with the reads that were
+// refused or timed out (kuberead.Unavailable), for the timeline's warnings.
+func (c *Collector) kustomizationChanges(ctx context.Context, ks *kustomizev1.Kustomization, q whatchanged.Query) ([]whatchanged.Change, []error) {
 	var out []whatchanged.Change
+	var refused []error
 	inventory := inventoryOf(ks)
 	manages := false
 	if wl, ok := q.Incident.Workload(); ok {
@@ -177,11 +216,13 @@ func (c *Collector) KustomizationChanges(ctx context.Context, ks *kustomizev1.Ku
 			ManagesWorkload: manages,
 			Note:            t.Note,
 		}
-		c.addDiff(ctx, ks, inventory, t, &ch)
+		if err := c.addDiff(ctx, ks, inventory, t, &ch); err != nil {
+			refused = append(refused, err)
+		}
 		ch.Summary = summary(ch, t)
 		out = append(out, ch)
 	}
-	return out
+	return out, refused
 }
 
 func summary(ch whatchanged.Change, t Transition) string {
@@ -201,8 +242,9 @@ func summary(ch whatchanged.Change, t Transition) string {
 }
 
 // addDiff fills the change's diff, files, objects, author and message from
-// the source repository; what cannot be read becomes the Note.
-func (c *Collector) addDiff(ctx context.Context, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef, t Transition, ch *whatchanged.Change) {
+// the source repository; what cannot be read becomes the Note. A read of
+// the cluster that was refused or timed out is also returned.
+func (c *Collector) addDiff(ctx context.Context, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef, t Transition, ch *whatchanged.Change) error {
 	note := func(format string, args ...any) {
 		ch.Note = strings.TrimSpace(ch.Note + "; " + fmt.Sprintf(format, args...))
 		ch.Note = strings.TrimPrefix(ch.Note, "; ")
@@ -210,34 +252,42 @@ func (c *Collector) addDiff(ctx context.Context, ks *kustomizev1.Kustomization, 
 	ref := ks.Spec.SourceRef
 	if ref.Kind != "GitRepository" {
 		note("source is a %s: no git history to diff", ref.Kind)
-		return
+		return nil
 	}
 	if c.Mirrors == nil {
 		note("no git mirror cache configured")
-		return
+		return nil
 	}
 	ns := ref.Namespace
 	if ns == "" {
 		ns = ks.Namespace
 	}
-	url, auth, err := whatchanged.ResolveGitRepository(ctx, c.Client, ns, ref.Name)
+	if c.Client == nil {
+		note("no Kubernetes client to read GitRepository %s/%s", ns, ref.Name)
+		return nil
+	}
+	url, auth, err := whatchanged.ResolveGitRepository(ctx, c.reader(), ns, ref.Name)
 	if err != nil {
 		note("%v", err)
-		return
+		if u, ok := kuberead.AsUnavailable(err); ok {
+			return u
+		}
+		return nil
 	}
 	m, err := c.Mirrors.Mirror(url, auth)
 	if err != nil {
 		note("%v", err)
-		return
+		return nil
 	}
 	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, t.From, t.To, ks.Spec.Path, c.Limits, note)
 	if err != nil {
 		note("%v", err)
-		return
+		return nil
 	}
 	for _, mf := range manifests {
 		ch.Objects = append(ch.Objects, objectOf(mf, ks, inventory))
 	}
+	return nil
 }
 
 // objectOf places a manifest in its namespace: targetNamespace overrides,

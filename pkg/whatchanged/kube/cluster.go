@@ -40,8 +40,8 @@ const hpaController = "kube-controller-manager"
 // edit of its spec, tied to the workload it scales.
 func (c *Collector) hpaChanges(ctx context.Context, ns string) ([]whatchanged.Change, error) {
 	var list autoscalingv2.HorizontalPodAutoscalerList
-	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("list HorizontalPodAutoscalers in %s: %w", ns, err)
+	if err := c.reader().List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, readErr(err, "list HorizontalPodAutoscalers in %s", ns)
 	}
 	var out []whatchanged.Change
 	for _, h := range list.Items {
@@ -100,8 +100,8 @@ func lastSpecWrite(m metav1.ObjectMeta, skip string) (time.Time, string) {
 // the incident's namespace scheduled on it.
 func (c *Collector) nodeChanges(ctx context.Context, q whatchanged.Query) ([]whatchanged.Change, error) {
 	var nodes corev1.NodeList
-	if err := c.Client.List(ctx, &nodes); err != nil {
-		return nil, fmt.Errorf("list Nodes: %w", err)
+	if err := c.reader().List(ctx, &nodes); err != nil {
+		return nil, readErr(err, "list Nodes")
 	}
 	in := func(t time.Time) bool { return !t.Before(q.From) && !t.After(q.To) }
 	var out []whatchanged.Change
@@ -172,8 +172,8 @@ func cordonTime(n corev1.Node) (time.Time, string) {
 func (c *Collector) podsByNode(ctx context.Context, inc whatchanged.Incident) (map[string][]whatchanged.ObjectRef, error) {
 	out := map[string][]whatchanged.ObjectRef{}
 	var pods corev1.PodList
-	if err := c.Client.List(ctx, &pods, client.InNamespace(inc.Namespace)); err != nil {
-		return nil, fmt.Errorf("list Pods in %s: %w", inc.Namespace, err)
+	if err := c.reader().List(ctx, &pods, client.InNamespace(inc.Namespace)); err != nil {
+		return nil, readErr(err, "list Pods in %s", inc.Namespace)
 	}
 	wl, hasWorkload := inc.Workload()
 	for _, p := range pods.Items {

@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
@@ -50,8 +51,34 @@ const (
 // Collector reads rollouts and ConfigMap/Secret edits in the incident's
 // namespace. An incident without a namespace yields nothing: a cluster-wide
 // sweep of ReplicaSets is too broad to be evidence.
+//
+// Every read is namespaced and live, under a deadline (kuberead): Client
+// should be a reader that starts no informer (the manager's API reader).
+// ConfigMaps and Secrets are never listed: only the ones a workload's pod
+// spec names are read, one by one, as metadata.
 type Collector struct {
 	Client client.Reader
+	// ReadTimeout bounds each read; kuberead.DefaultTimeout when zero.
+	ReadTimeout time.Duration
+}
+
+// maxConfigReads bounds the ConfigMaps and Secrets one collection reads.
+const maxConfigReads = 32
+
+func (c *Collector) reader() client.Reader {
+	if r, ok := c.Client.(*kuberead.Reader); ok {
+		return r
+	}
+	return kuberead.New(c.Client, c.ReadTimeout)
+}
+
+// readErr wraps err with what was read, unless it is an unavailable source,
+// whose message already says.
+func readErr(err error, format string, args ...any) error {
+	if kuberead.IsUnavailable(err) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // Name implements whatchanged.Collector.
@@ -71,6 +98,9 @@ func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatcha
 	if ns == "" {
 		return nil, nil
 	}
+	if c.Client == nil {
+		return nil, errors.New("no Kubernetes client")
+	}
 	var errs []error
 	var out []whatchanged.Change
 	workloads, err := c.workloads(ctx, ns)
@@ -83,17 +113,13 @@ func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatcha
 	cr, err := c.controllerRevisionRollouts(ctx, ns, workloads)
 	errs = append(errs, err)
 	out = append(out, cr...)
-	cfg, err := c.configChanges(ctx, ns, workloads)
+	cfg, err := c.configChanges(ctx, q.Incident, workloads)
 	errs = append(errs, err)
 	out = append(out, cfg...)
 	hpa, err := c.hpaChanges(ctx, ns)
 	errs = append(errs, err)
 	out = append(out, hpa...)
 	nodes, err := c.nodeChanges(ctx, q)
-	if apierrors.IsForbidden(err) {
-		// Nodes are cluster-scoped; a namespaced role may not read them.
-		err = nil
-	}
 	errs = append(errs, err)
 	out = append(out, nodes...)
 	var kept []whatchanged.Change
@@ -109,24 +135,24 @@ func (c *Collector) workloads(ctx context.Context, ns string) ([]workload, error
 	var out []workload
 	var errs []error
 	var deps appsv1.DeploymentList
-	if err := c.Client.List(ctx, &deps, client.InNamespace(ns)); err != nil {
-		errs = append(errs, fmt.Errorf("list Deployments in %s: %w", ns, err))
+	if err := c.reader().List(ctx, &deps, client.InNamespace(ns)); err != nil {
+		errs = append(errs, readErr(err, "list Deployments in %s", ns))
 	}
 	for _, d := range deps.Items {
 		out = append(out, workload{ref: whatchanged.ObjectRef{Kind: "Deployment", Namespace: ns, Name: d.Name}, uid: d.UID,
 			spec: d.Spec.Template.Spec, changeNote: d.Annotations[changeCauseAnnotation]})
 	}
 	var sts appsv1.StatefulSetList
-	if err := c.Client.List(ctx, &sts, client.InNamespace(ns)); err != nil {
-		errs = append(errs, fmt.Errorf("list StatefulSets in %s: %w", ns, err))
+	if err := c.reader().List(ctx, &sts, client.InNamespace(ns)); err != nil {
+		errs = append(errs, readErr(err, "list StatefulSets in %s", ns))
 	}
 	for _, s := range sts.Items {
 		out = append(out, workload{ref: whatchanged.ObjectRef{Kind: "StatefulSet", Namespace: ns, Name: s.Name}, uid: s.UID,
 			spec: s.Spec.Template.Spec, changeNote: s.Annotations[changeCauseAnnotation]})
 	}
 	var dss appsv1.DaemonSetList
-	if err := c.Client.List(ctx, &dss, client.InNamespace(ns)); err != nil {
-		errs = append(errs, fmt.Errorf("list DaemonSets in %s: %w", ns, err))
+	if err := c.reader().List(ctx, &dss, client.InNamespace(ns)); err != nil {
+		errs = append(errs, readErr(err, "list DaemonSets in %s", ns))
 	}
 	for _, d := range dss.Items {
 		out = append(out, workload{ref: whatchanged.ObjectRef{Kind: "DaemonSet", Namespace: ns, Name: d.Name}, uid: d.UID,
@@ -156,8 +182,8 @@ func controllerUID(refs []metav1.OwnerReference) types.UID {
 // revision annotation, into one Change per revision step.
 func (c *Collector) replicaSetRollouts(ctx context.Context, ns string, ws []workload) ([]whatchanged.Change, error) {
 	var list appsv1.ReplicaSetList
-	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("list ReplicaSets in %s: %w", ns, err)
+	if err := c.reader().List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, readErr(err, "list ReplicaSets in %s", ns)
 	}
 	owners := byUID(ws)
 	groups := map[types.UID][]appsv1.ReplicaSet{}
@@ -222,8 +248,8 @@ func rolloutChange(w workload, fromName, toName string, from, to int64, at time.
 // spec.template is the whole pod template.
 func (c *Collector) controllerRevisionRollouts(ctx context.Context, ns string, ws []workload) ([]whatchanged.Change, error) {
 	var list appsv1.ControllerRevisionList
-	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("list ControllerRevisions in %s: %w", ns, err)
+	if err := c.reader().List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, readErr(err, "list ControllerRevisions in %s", ns)
 	}
 	owners := byUID(ws)
 	groups := map[types.UID][]appsv1.ControllerRevision{}
@@ -264,26 +290,67 @@ func templateOf(cr appsv1.ControllerRevision) (corev1.PodTemplateSpec, error) {
 	return patch.Spec.Template, nil
 }
 
-// configChanges reports ConfigMaps and Secrets created or written in the
-// namespace, with the workloads that consume them. Both are read as metadata
-// only, so no value ever enters this process; what changed inside is not
-// known, only when and by which field manager.
-func (c *Collector) configChanges(ctx context.Context, ns string, ws []workload) ([]whatchanged.Change, error) {
-	var errs []error
-	var out []whatchanged.Change
-	for _, kind := range []string{"ConfigMap", "Secret"} {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind + "List"))
-		if err := c.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			errs = append(errs, fmt.Errorf("list %ss in %s: %w", kind, ns, err))
-			continue
+// configChanges reports when the ConfigMaps and Secrets the namespace's
+// workloads name in their pod specs were created or last written, with the
+// workloads that consume them; the incident's own workload's come first.
+// Each is read by name as metadata only, so no value ever enters this
+// process and no list of Secrets is ever asked for; what changed inside is
+// not known, only when and by which field manager. After one refusal of a
+// kind the rest of that kind are not tried.
+func (c *Collector) configChanges(ctx context.Context, inc whatchanged.Incident, ws []workload) ([]whatchanged.Change, error) {
+	ns := inc.Namespace
+	type ref struct{ kind, name string }
+	var refs []ref
+	seen := map[ref]bool{}
+	add := func(kind string, names map[string]bool) {
+		sorted := make([]string, 0, len(names))
+		for n := range names {
+			sorted = append(sorted, n)
 		}
-		for _, obj := range list.Items {
-			if kind == "Secret" && strings.HasPrefix(obj.Name, helmReleaseSecretPrefix) || obj.Name == rootCAConfigMap {
+		sort.Strings(sorted)
+		for _, n := range sorted {
+			r := ref{kind, n}
+			if n == "" || seen[r] || kind == "Secret" && strings.HasPrefix(n, helmReleaseSecretPrefix) || n == rootCAConfigMap {
 				continue
 			}
-			out = append(out, configChange(kind, obj, ws))
+			seen[r] = true
+			refs = append(refs, r)
 		}
+	}
+	own, hasOwn := inc.Workload()
+	ordered := append([]workload(nil), ws...)
+	sort.SliceStable(ordered, func(i, j int) bool { return hasOwn && ordered[i].ref.Same(own) && !ordered[j].ref.Same(own) })
+	for _, w := range ordered {
+		cms, secrets := consumes(w.spec)
+		add("ConfigMap", cms)
+		add("Secret", secrets)
+	}
+	var errs []error
+	var out []whatchanged.Change
+	refused := map[string]bool{}
+	for i, r := range refs {
+		if i == maxConfigReads {
+			errs = append(errs, fmt.Errorf("%d more ConfigMaps and Secrets referenced in %s were not read (at most %d are)", len(refs)-i, ns, maxConfigReads))
+			break
+		}
+		if refused[r.kind] {
+			continue
+		}
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(r.kind))
+		err := c.reader().Get(ctx, client.ObjectKey{Namespace: ns, Name: r.name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case kuberead.IsUnavailable(err):
+			refused[r.kind] = true
+			errs = append(errs, err)
+			continue
+		case err != nil:
+			errs = append(errs, fmt.Errorf("get %s %s/%s: %w", r.kind, ns, r.name, err))
+			continue
+		}
+		out = append(out, configChange(r.kind, *obj, ws))
 	}
 	return out, errors.Join(errs...)
 }
