@@ -77,7 +77,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 			"namespaces": []string{"payments"}, "allowedOps": []string{"reconcile"},
 			"approvers": map[string]any{"users": []string{"alice"}}}},
 	}
-	c := startClusterWith(t, values, true, "payments")
+	c := startClusterWith(t, values, true, "payments", "flux-system")
 	kubeconfig := c.serviceAccountKubeconfig(t)
 
 	forge := forgetest.New(t)
@@ -117,7 +117,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 
 	// Replica a leads; replica b stands by and serves the admission webhook.
 	a := c.startOperator(t, operatorOptions{name: "a", kubeconfig: kubeconfig, token: receiverToken})
-	g.Eventually(a.log.String, time.Minute, 50*time.Millisecond).Should(ContainSubstring("successfully acquired lease"))
+	g.Eventually(a.log.String, time.Minute, 50*time.Millisecond).Should(ContainSubstring("Successfully acquired lease"))
 	wh := c.env.WebhookInstallOptions
 	b := c.startOperator(t, operatorOptions{name: "b", kubeconfig: kubeconfig, token: receiverToken,
 		webhookDir: wh.LocalServingCertDir, webhook: wh.LocalServingPort})
@@ -135,7 +135,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 		}
 		return fmt.Errorf("the chart rendered no ActionPolicy")
 	}, time.Minute, 200*time.Millisecond).Should(Succeed())
-	g.Expect(b.log.String()).NotTo(ContainSubstring("successfully acquired lease"), "b is the standby")
+	g.Expect(b.log.String()).NotTo(ContainSubstring("Successfully acquired lease"), "b is the standby")
 
 	// b's receiver takes a steady stream of alerts throughout.
 	stopSending := make(chan struct{})
@@ -180,7 +180,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 
 	var takeover time.Duration
 	g.Eventually(func() bool {
-		if strings.Contains(b.log.String(), "successfully acquired lease") {
+		if strings.Contains(b.log.String(), "Successfully acquired lease") {
 			takeover = time.Since(killed)
 			return true
 		}
@@ -189,7 +189,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		inv = latestInvestigation(g, c.admin, oom.incident(), "")
 		g.Expect(inv.Status.Phase).To(Equal(runlorev1.InvestigationCompleted), statusJSON(inv))
-		g.Expect(inv.Status.Result.SuggestedActions).To(HaveLen(1))
+		g.Expect(inv.Status.Result.SuggestedActions).To(HaveLen(1), statusJSON(inv))
 		g.Expect(inv.Status.Result.SuggestedActions[0].State).To(Equal(runlorev1.ActionPendingApproval), statusJSON(inv))
 	}, 2*time.Minute, 100*time.Millisecond).Should(Succeed())
 	finished := time.Since(killed)

@@ -29,9 +29,11 @@ import (
 // scriptedModel is an OpenAI-compatible chat-completions server with a
 // fixed, generic policy, so lore serve's model path (tool specs, the
 // submit_findings contract, grounding, the review pass) runs over the real
-// wire format. Asked to investigate, it blames the newest Flux change in
-// the prompt's what_changed timeline, quoting that line as evidence, and
-// suggests reconciling the changed object; asked to review, it upholds.
+// wire format. Asked to investigate, it first reads the workload's pods
+// with the pod_status tool, then blames the newest Flux change in the
+// prompt's what_changed timeline, quoting that line and the pod's failing
+// state as evidence, and suggests reconciling the changed object; asked to
+// review, it upholds.
 // Its first investigation request can be held, to catch the operator
 // mid-investigation.
 type scriptedModel struct {
@@ -60,6 +62,7 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Messages []struct {
 			Role    string `json:"role"`
 			Content any    `json:"content"`
+			Name    string `json:"name"`
 		} `json:"messages"`
 		Tools []struct {
 			Function struct {
@@ -75,11 +78,14 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		tools[t.Function.Name] = true
 	}
-	prompt := ""
+	prompt, observed := "", ""
 	for _, msg := range req.Messages {
-		if s, ok := msg.Content.(string); ok && msg.Role == "user" {
+		s, _ := msg.Content.(string)
+		if msg.Role == "user" && prompt == "" {
 			prompt = s
-			break
+		}
+		if msg.Role == "tool" {
+			observed += s + "\n"
 		}
 	}
 	var name string
@@ -90,6 +96,10 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name = "submit_review"
 		args = map[string]any{"reviews": []map[string]any{{"index": 0, "withdraw": false, "confidence": 0.8,
 			"note": "the change precedes the onset and touches the failing workload"}}}
+	case tools["submit_findings"] && observed == "" && workloadLine.MatchString(prompt):
+		w := workloadLine.FindStringSubmatch(prompt)
+		name = "pod_status"
+		args = map[string]string{"namespace": w[2], "workload": w[3]}
 	case tools["submit_findings"]:
 		if m.investigate.Add(1) == 1 && m.hold {
 			m.arrivedOnce.Do(func() { close(m.arrived) })
@@ -100,7 +110,7 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		name = "submit_findings"
-		args = m.finding(prompt)
+		args = m.finding(prompt, observed)
 	default:
 		http.Error(w, "scripted model: no tool to answer with", http.StatusBadRequest)
 		return
@@ -115,7 +125,13 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (m *scriptedModel) finding(prompt string) map[string]any {
+// workloadLine is the prompt's "Workload: Kind/namespace/name".
+var workloadLine = regexp.MustCompile(`(?m)^Workload: ([A-Za-z]+)/([a-z0-9-]+)/([a-z0-9.-]+)$`)
+
+// symptomWords are the container states a failing pod reports.
+var symptomWords = regexp.MustCompile(`OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|Error`)
+
+func (m *scriptedModel) finding(prompt, observed string) map[string]any {
 	line := timelineLine.FindStringSubmatch(prompt)
 	if line == nil {
 		return map[string]any{"verdict": "inconclusive", "rootCauses": []any{},
@@ -123,12 +139,19 @@ func (m *scriptedModel) finding(prompt string) map[string]any {
 	}
 	kind, ns, name, to := line[2], line[3], line[4], line[5]
 	ref := kind + "/" + ns + "/" + name
+	evidence := []string{"what_changed: " + strings.TrimSpace(line[0])}
+	for _, l := range strings.Split(observed, "\n") {
+		if l = strings.TrimSpace(l); len(l) >= 8 && symptomWords.MatchString(l) && !strings.HasPrefix(l, "<") {
+			evidence = append(evidence, "pod_status: "+l)
+			break
+		}
+	}
 	return map[string]any{
 		"verdict": "actionable",
 		"rootCauses": []map[string]any{{
 			"summary":    fmt.Sprintf("%s applied %s shortly before the alert fired", ref, to),
 			"confidence": 0.8,
-			"evidence":   []string{"what_changed: " + strings.TrimSpace(line[0])},
+			"evidence":   evidence,
 			"entities":   []string{ref},
 			"change":     map[string]any{"kind": kind, "namespace": ns, "name": name, "toRevision": to},
 		}},
