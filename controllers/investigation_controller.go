@@ -146,14 +146,25 @@ func stepMessage(inv *runlorev1.Investigation, step runlorev1.InvestigationStep)
 	return ""
 }
 
+// reconcileOverhead is the part of an Investigation's reconcile deadline
+// beyond its step's budget: the reads and the status patch.
+const reconcileOverhead = 30 * time.Second
+
 // SetupWithManager registers the reconciler.
 func (r *InvestigationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrent == 0 {
 		r.MaxConcurrent = 4
 	}
+	// A reconcile runs one step: its deadline is the longest step budget
+	// plus the time to read and patch the Investigation, so no reconcile
+	// holds a worker past it.
+	var budgets phase.Budgets
+	if r.Machine != nil {
+		budgets = r.Machine.Budgets
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&runlorev1.Investigation{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrent}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrent, ReconciliationTimeout: budgets.Max() + reconcileOverhead}).
 		Named("investigation").
 		Complete(r)
 }

@@ -20,7 +20,18 @@ import (
 	"io/fs"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/audit"
@@ -56,6 +67,44 @@ type Options struct {
 	// Notifier delivers each finding (Slack, a JSON webhook) from the
 	// default Resolve step, once per Investigation; nil sends only Events.
 	Notifier notify.Notifier
+	// StepBudgets bound each phase step; phase.DefaultBudgets for steps
+	// not named. An Investigation's reconcile is bounded by the longest.
+	StepBudgets phase.Budgets
+}
+
+// UncachedObjects are the kinds RunLore reads but does not watch. The
+// manager's client reads them from the API server, so no read of a Pod,
+// Event, Secret, ConfigMap or Node (by a reconciler, a step or the intake)
+// ever starts a cluster-wide informer: memory follows the work, not the
+// cluster, and a kind the identity may not list never blocks on a cache
+// that cannot sync. Metadata-only reads of these kinds are live too.
+func UncachedObjects() []client.Object {
+	return []client.Object{
+		&corev1.Pod{}, &corev1.Event{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.Node{}, &corev1.Namespace{},
+		&corev1.Service{}, &corev1.Endpoints{}, &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolume{},
+		&corev1.ResourceQuota{}, &corev1.LimitRange{}, &corev1.ServiceAccount{},
+		&eventsv1.Event{},
+		&appsv1.Deployment{}, &appsv1.ReplicaSet{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &appsv1.ControllerRevision{},
+		&batchv1.Job{}, &batchv1.CronJob{},
+		&autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{},
+		&networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
+		&storagev1.StorageClass{}, &coordinationv1.Lease{},
+	}
+}
+
+// CacheOptions configure the manager's cache: informers exist only for
+// what the controllers watch (RunLore's kinds and the Flux and Argo CD
+// objects the GitOps watcher follows), and their objects are kept without
+// managedFields, which no watcher reads and which can be most of an
+// object's size.
+func CacheOptions() cache.Options {
+	return cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+}
+
+// ClientOptions configure the manager's client: the kinds of
+// UncachedObjects and every unstructured object are read live.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: UncachedObjects()}}
 }
 
 // Setup registers every RunLore reconciler with the manager.
@@ -85,7 +134,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  recorder,
-		Machine:   &phase.Machine{Steps: steps},
+		Machine:   &phase.Machine{Steps: steps, Budgets: opts.StepBudgets},
 		Actions: &Actions{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
 			Executor: &action.Executor{Client: mgr.GetClient(), Audit: opts.AuditLog}, Now: time.Now},
 		MaxConcurrent: opts.MaxConcurrentInvestigations,

@@ -33,12 +33,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	seedcatalog "github.com/runlore/runlore/config/catalog"
 	"github.com/runlore/runlore/controllers"
 	"github.com/runlore/runlore/pkg/admission"
@@ -46,6 +48,7 @@ import (
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/model"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
@@ -96,6 +99,10 @@ type serveConfig struct {
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
 	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
 	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
+	ReadTimeout                 metav1.Duration `json:"readTimeout,omitempty"`
+	StepBudgets                 string          `json:"stepBudgets,omitempty"`
+	ReconcileTimeout            metav1.Duration `json:"reconcileTimeout,omitempty"`
+	ArgoCDRepositorySecrets     []string        `json:"argocdRepositorySecrets,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -122,8 +129,14 @@ func defaultServeConfig() serveConfig {
 		ModelName:                   os.Getenv("RUNLORE_MODEL_NAME"),
 		ModelEndpoint:               os.Getenv("RUNLORE_MODEL_ENDPOINT"),
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
+		ReadTimeout:                 metav1.Duration{Duration: kuberead.DefaultTimeout},
+		ReconcileTimeout:            metav1.Duration{Duration: defaultReconcileTimeout},
 	}
 }
+
+// defaultReconcileTimeout bounds every reconcile but an Investigation's,
+// whose deadline follows its step budgets.
+const defaultReconcileTimeout = 5 * time.Minute
 
 // bindServeFlags defines lore serve's flags over cfg, with cfg's values as
 // their defaults.
@@ -166,6 +179,13 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
 	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
 	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
+	fs.DurationVar(&cfg.ReadTimeout.Duration, "read-timeout", cfg.ReadTimeout.Duration, "deadline of each Kubernetes API read an investigation makes; a read past it is reported as an unavailable source")
+	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; investigate and verify get "+phase.ModelBudgets.String()+" with a model)")
+	fs.DurationVar(&cfg.ReconcileTimeout.Duration, "reconcile-timeout", cfg.ReconcileTimeout.Duration, "deadline of every other reconcile (catalog syncs, outcomes, incidents)")
+	fs.Func("argocd-repository-secrets", "comma-separated names of Argo CD repository Secrets (in each Application's namespace) that may hold credentials for private repositories; they are read by name, never listed", func(v string) error {
+		cfg.ArgoCDRepositorySecrets = splitList(v)
+		return nil
+	})
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
@@ -215,6 +235,15 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := checkLeaderTimings(cfg); err != nil {
 		return cfg, err
 	}
+	if _, err := phase.ParseBudgets(cfg.StepBudgets); err != nil {
+		return cfg, fmt.Errorf("--step-budgets: %w", err)
+	}
+	if cfg.ReadTimeout.Duration <= 0 {
+		return cfg, errors.New("--read-timeout must be positive")
+	}
+	if cfg.ReconcileTimeout.Duration <= 0 {
+		return cfg, errors.New("--reconcile-timeout must be positive")
+	}
 	return cfg, nil
 }
 
@@ -230,6 +259,17 @@ func checkLeaderTimings(cfg serveConfig) error {
 		return fmt.Errorf("--leader-elect-lease-duration %s: must exceed --leader-elect-renew-deadline %s", lease, renew)
 	}
 	return nil
+}
+
+// stepBudgets are the phase step budgets: the defaults, a model's longer
+// Investigate and Verify when one is configured, then --step-budgets.
+func stepBudgets(cfg serveConfig) phase.Budgets {
+	b := phase.DefaultBudgets
+	if cfg.ModelProvider != "" {
+		b = b.With(phase.ModelBudgets)
+	}
+	given, _ := phase.ParseBudgets(cfg.StepBudgets)
+	return b.With(given)
 }
 
 func logLevel(s string) (zapcore.Level, error) {
@@ -302,17 +342,23 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	if err != nil {
 		return phase.Steps{}, nil, err
 	}
-	reader := mgr.GetClient()
+	// Investigation reads are live (the API reader starts no informer),
+	// namespaced, under a deadline, with refusals named as unavailable
+	// sources. The Flux collector reads its objects through the manager's
+	// client, whose cache holds only the GitOps objects the watcher follows
+	// (Secrets and every core kind bypass it: controllers.UncachedObjects).
+	live := kuberead.New(mgr.GetAPIReader(), cfg.ReadTimeout.Duration)
+	gitopsReader := kuberead.New(mgr.GetClient(), cfg.ReadTimeout.Duration)
 	kb := pipeline.KB{Index: index}
-	registry := tools.NewRegistry(append((&tools.Kube{Client: reader}).Tools(),
+	registry := tools.NewRegistry(append((&tools.Kube{Client: live}).Tools(),
 		&tools.PodLogs{Clientset: clientset, AllowedNamespaces: cfg.PodLogNamespaces},
 		&tools.PromQL{BaseURL: cfg.PrometheusURL},
 		&tools.KBSearch{KB: kb}, &tools.KBGet{KB: kb})...)
 	finder := &whatchanged.Finder{Collectors: []whatchanged.Collector{
-		&flux.Collector{Client: reader, Mirrors: mirrors},
-		&argocd.Collector{Client: reader, Mirrors: mirrors},
-		&kube.Collector{Client: reader},
-	}}
+		&flux.Collector{Client: gitopsReader, Mirrors: mirrors},
+		&argocd.Collector{Client: live, Mirrors: mirrors, RepositorySecrets: cfg.ArgoCDRepositorySecrets},
+		&kube.Collector{Client: live},
+	}, CollectorTimeout: collectorTimeout(stepBudgets(cfg))}
 	if cfg.AWS {
 		trail, err := awschanges.New(context.Background())
 		if err != nil {
@@ -335,10 +381,17 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	}
 	steps := pipeline.Steps(pipeline.Config{
 		Client: mgr.GetClient(), Index: index, Changes: finder, Window: cfg.ChangeWindow.Duration,
-		Engine: engine, OperatorNamespace: cfg.Namespace,
+		Engine: engine, OperatorNamespace: cfg.Namespace, ReadTimeout: cfg.ReadTimeout.Duration,
 		Forges: &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
 	})
 	return steps, syncer, nil
+}
+
+// collectorTimeout bounds each what-changed collector so the timeline fits
+// inside the Verify step, which reads it again: most of that budget, never
+// more than whatchanged.DefaultCollectorTimeout.
+func collectorTimeout(b phase.Budgets) time.Duration {
+	return min(whatchanged.DefaultCollectorTimeout, b.Budget(runlorev1.StepVerify)*3/4, b.Budget(runlorev1.StepInvestigate)*3/4)
 }
 
 // modelProvider is the configured model, or nil for the built-in analyzer.
@@ -424,6 +477,11 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		RetryPeriod:             &cfg.LeaderElectRetryPeriod.Duration,
 		GracefulShutdownTimeout: &shutdown,
 		WebhookServer:           webhook.NewServer(webhook.Options{Port: cfg.WebhookPort, CertDir: cfg.WebhookCertDir}),
+		// Informers only for RunLore's kinds and the GitOps objects it
+		// watches, without managedFields; every other kind is read live.
+		Cache:      controllers.CacheOptions(),
+		Client:     controllers.ClientOptions(),
+		Controller: config.Controller{ReconciliationTimeout: cfg.ReconcileTimeout.Duration},
 	})
 	if err != nil {
 		return nil, err
@@ -445,6 +503,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations,
 		OperatorNamespace:           cfg.Namespace,
 		Syncer:                      syncer,
+		StepBudgets:                 stepBudgets(cfg),
 	}
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS

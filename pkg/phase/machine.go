@@ -106,8 +106,12 @@ const MaxAttempts = 6
 // Machine runs Steps over an Investigation.
 type Machine struct {
 	Steps Steps
+	// Budgets bound each step's run; DefaultBudgets for steps not named.
+	Budgets Budgets
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// grace overrides abandonGrace in tests.
+	grace time.Duration
 }
 
 // Outcome says what one Advance did.
@@ -162,7 +166,7 @@ func (m *Machine) Advance(ctx context.Context, inc *runlorev1.Incident, inv *run
 
 	work := inv.DeepCopy()
 	started := m.now()
-	err := runSafely(ctx, impl, inc.DeepCopy(), work)
+	err := m.runBounded(ctx, current, impl, inc.DeepCopy(), work)
 	elapsed := m.now().Sub(started)
 	if err != nil {
 		stalled := m.fail(st, current, err, now)
@@ -192,6 +196,41 @@ func (m *Machine) Advance(ctx context.Context, inc *runlorev1.Incident, inv *run
 		st.CompletedAt = &done
 	}
 	return Outcome{Ran: current, Next: next}, nil
+}
+
+// runBounded runs the step under its budget. A step that returns after its
+// context ended with an error is a timeout; one that returns nil finished
+// with what it had. A step that does not return within abandonGrace of its
+// budget is abandoned: its goroutine keeps only its private copies.
+func (m *Machine) runBounded(ctx context.Context, name runlorev1.InvestigationStep, s Step, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+	budget := m.Budgets.Budget(name)
+	stepCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runSafely(stepCtx, s, inc, inv) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-stepCtx.Done():
+		wait := abandonGrace
+		if m.grace > 0 {
+			wait = m.grace
+		}
+		grace := time.NewTimer(wait)
+		defer grace.Stop()
+		select {
+		case err = <-done:
+		case <-grace.C:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &TimeoutError{Step: name, Budget: budget, Abandoned: true}
+		}
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) && !IsStalled(err) {
+		return &TimeoutError{Step: name, Budget: budget, Err: err}
+	}
+	return err
 }
 
 // runSafely turns a panicking step into an error: a bug in one step must

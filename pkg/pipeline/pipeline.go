@@ -39,6 +39,7 @@ import (
 	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/investigate"
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/recall"
@@ -74,6 +75,16 @@ type Config struct {
 	Forges *Forges
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// ReadTimeout bounds each read the recall step makes of RunLore's own
+	// objects; kuberead.DefaultTimeout when zero. The live reads that
+	// confirm a recall go through the engine's tools, under theirs.
+	ReadTimeout time.Duration
+}
+
+// reader is the client's reads under ReadTimeout. RunLore's own kinds are
+// cached, so their lists are not paged.
+func (c *Config) reader() client.Reader {
+	return &kuberead.Reader{Reader: c.Client, Timeout: c.ReadTimeout, MaxListItems: -1}
 }
 
 // Steps returns the Recall, Investigate, Verify and Curate steps.
@@ -109,7 +120,7 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 		return err
 	}
 	var kes runlorev1.KnowledgeEntryList
-	if err := c.Client.List(ctx, &kes); err != nil {
+	if err := c.reader().List(ctx, &kes); err != nil {
 		return err
 	}
 	entries := recall.IndexEntries(kes.Items)
@@ -148,7 +159,7 @@ func (c *Config) recallPolicy(ctx context.Context, inc *runlorev1.Incident) (rec
 	var all []runlorev1.RecallPolicy
 	for _, ns := range namespaces(inc.Namespace, c.OperatorNamespace) {
 		var list runlorev1.RecallPolicyList
-		if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		if err := c.reader().List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return recall.Policy{}, err
 		}
 		all = append(all, list.Items...)
@@ -166,7 +177,7 @@ func (c *Config) autoActions(ctx context.Context, inc *runlorev1.Incident) (bool
 	var all []runlorev1.ActionPolicy
 	for _, ns := range namespaces(inc.Namespace, c.OperatorNamespace) {
 		var list runlorev1.ActionPolicyList
-		if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		if err := c.reader().List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
 		all = append(all, list.Items...)
@@ -180,7 +191,7 @@ func (c *Config) autoActions(ctx context.Context, inc *runlorev1.Incident) (bool
 // entries are the KnowledgeEntries the caller already listed.
 func (c *Config) resolveChannelLive(ctx context.Context, entries []runlorev1.KnowledgeEntry) (bool, error) {
 	var recs runlorev1.OutcomeRecordList
-	if err := c.Client.List(ctx, &recs); err != nil {
+	if err := c.reader().List(ctx, &recs); err != nil {
 		return false, err
 	}
 	for i := range recs.Items {
@@ -197,7 +208,9 @@ func (c *Config) resolveChannelLive(ctx context.Context, entries []runlorev1.Kno
 }
 
 // confirm gathers pod status and events in the workload's namespace,
-// namespace-wide so a cause on a neighbour is seen too.
+// namespace-wide so a cause on a neighbour is seen too. The tools read live
+// and under deadlines; a read that was refused or timed out leaves the
+// recall unconfirmed, with the unavailable source named in the detail.
 func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident) (evidence []string, gathered bool, detail string) {
 	ns := ""
 	if w := inc.Spec.Workload; w != nil {
@@ -211,7 +224,12 @@ func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident) (evidence
 	for _, tool := range []string{"pod_status", "kube_events"} {
 		res, err := c.Engine.Tools.Run(ctx, tool, args)
 		if err != nil {
-			missing = append(missing, tool+": "+err.Error())
+			// The registry's error already starts with the tool's name.
+			if kuberead.IsUnavailable(err) {
+				missing = append(missing, "source unavailable: "+err.Error())
+			} else {
+				missing = append(missing, err.Error())
+			}
 			continue
 		}
 		evidence = append(evidence, firstLines(tool+": "+res.Text, 4)...)
