@@ -56,6 +56,11 @@ test: ## Run unit, envtest and chart suites with the race detector.
 bench: ## Run the benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
+.PHONY: storm
+storm: ## Post an alert storm at the receiver and the manager on the local control plane.
+	@assets="$$(hack/control-plane.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test ./controllers -run '^$$' -bench '^BenchmarkStorm$$' -benchtime 1x
+
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail if the tree moved.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

@@ -132,7 +132,14 @@ type IncidentSpec struct {
 	Suspend bool `json:"suspend,omitempty"`
 }
 
-// IncidentStatus is what RunLore knows about the Incident now.
+// IncidentStatus is what RunLore knows about the Incident now. Each field
+// has one writer. The alert's source (the Alertmanager receiver or the
+// GitOps-failure watcher) owns occurrences, firstFiredAt, lastFiredAt,
+// resolvedAt and episode, and patches only those, under a resourceVersion
+// precondition; the Incident reconciler owns every other field, the
+// conditions included, and derives the Resolved condition from resolvedAt.
+// For an Incident applied by hand (source manual) the reconciler records
+// the occurrence fields from spec too, since no source does.
 type IncidentStatus struct {
 	// observedGeneration is the generation the status reflects.
 	// +optional
@@ -168,6 +175,21 @@ type IncidentStatus struct {
 	// firing.
 	// +optional
 	ResolvedAt *metav1.Time `json:"resolvedAt,omitempty"`
+
+	// episode is the occurrence that opened the current episode: the
+	// latest occurrence, or an earlier one when the alert fired again inside
+	// the TriggerPolicy's dedupWindow of the one before, which keeps that
+	// episode's Investigation. 0: the source does not count episodes.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Episode int32 `json:"episode,omitempty"`
+
+	// episodeHandled is the episode status.investigation belongs to; when
+	// the source opens a new episode the reconciler starts a fresh
+	// Investigation.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	EpisodeHandled int32 `json:"episodeHandled,omitempty"`
 
 	// silencedUntil is when a human silence ends.
 	// +optional

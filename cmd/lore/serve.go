@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -103,6 +104,10 @@ type serveConfig struct {
 	StepBudgets                 string          `json:"stepBudgets,omitempty"`
 	ReconcileTimeout            metav1.Duration `json:"reconcileTimeout,omitempty"`
 	ArgoCDRepositorySecrets     []string        `json:"argocdRepositorySecrets,omitempty"`
+	KubeAPIQPS                  float64         `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst                int             `json:"kubeAPIBurst,omitempty"`
+	ReceiverMaxQueuedAlerts     int             `json:"receiverMaxQueuedAlerts,omitempty"`
+	ReceiverConcurrency         int             `json:"receiverConcurrency,omitempty"`
 }
 
 func defaultServeConfig() serveConfig {
@@ -131,6 +136,10 @@ func defaultServeConfig() serveConfig {
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 		ReadTimeout:                 metav1.Duration{Duration: kuberead.DefaultTimeout},
 		ReconcileTimeout:            metav1.Duration{Duration: defaultReconcileTimeout},
+		KubeAPIQPS:                  defaultKubeAPIQPS,
+		KubeAPIBurst:                defaultKubeAPIBurst,
+		ReceiverMaxQueuedAlerts:     receiver.DefaultMaxQueuedAlerts,
+		ReceiverConcurrency:         receiver.DefaultConcurrency,
 	}
 }
 
@@ -186,6 +195,10 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 		cfg.ArgoCDRepositorySecrets = splitList(v)
 		return nil
 	})
+	fs.Float64Var(&cfg.KubeAPIQPS, "kube-api-qps", cfg.KubeAPIQPS, "sustained requests per second to the API server, for the controllers' client and, separately, the receiver's")
+	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "requests to the API server allowed in a burst above --kube-api-qps, per client")
+	fs.IntVar(&cfg.ReceiverMaxQueuedAlerts, "receiver-max-queued-alerts", cfg.ReceiverMaxQueuedAlerts, "alerts the receiver holds unrecorded before it answers 429 with Retry-After")
+	fs.IntVar(&cfg.ReceiverConcurrency, "receiver-concurrency", cfg.ReceiverConcurrency, "alerts the receiver writes to the API server at once")
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
@@ -284,11 +297,34 @@ func logLevel(s string) (zapcore.Level, error) {
 	return 0, fmt.Errorf("--log-level %q: want debug, info or error", s)
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
+// Defaults of --kube-api-qps and --kube-api-burst: client-go's own (5 and
+// 10) leave an operator waiting on itself through any burst of work.
+const (
+	defaultKubeAPIQPS   = 50
+	defaultKubeAPIBurst = 100
+)
+
+// restConfig loads the kubeconfig (in-cluster when empty) with the
+// operator's client limits; limits of 0 keep the defaults.
+func restConfig(kubeconfig string, limits ...float64) (*rest.Config, error) {
+	var rc *rest.Config
+	var err error
 	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		rc, err = ctrl.GetConfig()
 	}
-	return ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst = defaultKubeAPIQPS, defaultKubeAPIBurst
+	if len(limits) > 0 && limits[0] > 0 {
+		rc.QPS = float32(limits[0])
+	}
+	if len(limits) > 1 && limits[1] > 0 {
+		rc.Burst = int(limits[1])
+	}
+	return rc, nil
 }
 
 func runServe(args []string, stderr io.Writer) int {
@@ -304,7 +340,7 @@ func runServe(args []string, stderr io.Writer) int {
 	ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(level)))
 	log := ctrl.Log.WithName("serve")
 
-	rc, err := restConfig(cfg.Kubeconfig)
+	rc, err := restConfig(cfg.Kubeconfig, cfg.KubeAPIQPS, float64(cfg.KubeAPIBurst))
 	if err != nil {
 		log.Error(err, "loading kubeconfig")
 		return 1
@@ -423,11 +459,28 @@ func orDefault(v, def string) string {
 }
 
 // addIntake starts the Alertmanager receiver and the GitOps-failure watcher.
+// They write Incidents through a client of their own: it reads from the
+// manager's cache, and its writes have their own --kube-api-qps budget, so
+// an alert storm and the reconcilers never wait on each other's rate limit.
 func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
+	rc := rest.CopyConfig(mgr.GetConfig())
+	rc.RateLimiter = nil
+	if cfg.KubeAPIQPS > 0 {
+		rc.QPS = float32(cfg.KubeAPIQPS)
+	}
+	if cfg.KubeAPIBurst > 0 {
+		rc.Burst = cfg.KubeAPIBurst
+	}
+	intake, err := client.New(rc, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
+	if err != nil {
+		return fmt.Errorf("receiver client: %w", err)
+	}
 	opts := receiver.Options{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
+		Client: intake, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
 		AllowedNamespaces: cfg.IncidentNamespaces, TokenFile: cfg.ReceiverTokenFile, Insecure: cfg.InsecureReceiver,
-		ConfirmOwners: true, BindAddress: cfg.ReceiverBindAddress, Logger: ctrl.Log.WithName("receiver"),
+		BindAddress: cfg.ReceiverBindAddress, Logger: ctrl.Log.WithName("receiver"),
+		MaxQueuedAlerts: cfg.ReceiverMaxQueuedAlerts, Concurrency: cfg.ReceiverConcurrency,
 	}
 	if cfg.ReceiverTokenSecret != "" {
 		name, key, ok := strings.Cut(cfg.ReceiverTokenSecret, "/")
@@ -436,7 +489,7 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
 		}
 		opts.TokenSecretName, opts.TokenSecretKey = name, key
 	}
-	recorder := &receiver.Recorder{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
+	recorder := &receiver.Recorder{Client: intake, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
 		AllowedNamespaces: cfg.IncidentNamespaces}
 	if cfg.ReceiverBindAddress != "0" {
 		if cfg.InsecureReceiver {

@@ -16,11 +16,15 @@ limitations under the License.
 
 // Package receiver is RunLore's Alertmanager webhook: it authenticates and
 // bounds each request, decodes the version 4 payload (Alertmanager and
-// VMAlert), and records every alert as an Incident through the API server,
-// placed in its workload's namespace when allowed. It is the model of a
-// webhook that does no real work in the request: it must never start an
-// investigation, block on anything but the API server, log a token, or
-// write anything from a request it refuses.
+// VMAlert), deduplicates it, and records every alert as an Incident through
+// the API server, placed in its workload's namespace when allowed. Writes
+// run on a bounded pool shared by all requests; a request that does not fit
+// is answered 429 with Retry-After at once. A 2xx means every alert of the
+// payload is recorded; anything it could not record is a 5xx, which
+// Alertmanager retries. It is the model of a webhook that does no real work
+// in the request: it must never start an investigation, read anything but
+// its caches on the way in, emit Events, log a token, or write anything
+// from a request it refuses.
 package receiver
 
 import (
@@ -34,13 +38,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/trigger"
 )
 
 // WebhookPath is where Alertmanager posts.
@@ -51,6 +53,12 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultRatePerSec   = 50
 	DefaultRateBurst    = 200
+	// DefaultMaxQueuedAlerts bounds alerts admitted and not yet recorded,
+	// across requests.
+	DefaultMaxQueuedAlerts = 100
+	// DefaultRecordTimeout bounds how long a request waits for its alerts
+	// to be recorded before it is answered 503.
+	DefaultRecordTimeout = 8 * time.Second
 )
 
 // Handler serves WebhookPath. Build it with New.
@@ -63,8 +71,8 @@ type Handler struct {
 	maxBody           int64
 	limiter           *sourceLimiter
 	environmentLabels []string
-	concurrency       int
-	owners            client.Reader
+	intake            *intake
+	recordTimeout     time.Duration
 	log               logr.Logger
 }
 
@@ -77,10 +85,12 @@ type Response struct {
 	Dropped int `json:"dropped"`
 }
 
-// ServeHTTP authenticates, limits, decodes and records. Refusals are one
-// line of text: 401, 405, 413, 415, 429 (with Retry-After) and 400 naming
-// the field. A failure to write to the API server is a 500, which
-// Alertmanager retries; writes are idempotent.
+// ServeHTTP authenticates, limits, decodes, deduplicates and records.
+// Refusals are one line of text: 401, 405, 413, 415, 429 (with
+// Retry-After: the source's rate, or a full intake queue) and 400 naming
+// the field. A failure to write to the API server is a 500, and alerts not
+// recorded within the record timeout a 503 with Retry-After; Alertmanager
+// retries both, and writes are idempotent.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -93,7 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if wait, ok := h.limiter.allow(sourceOf(req), time.Now()); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		w.Header().Set("Retry-After", seconds(wait))
 		refuse(w, http.StatusTooManyRequests, "rate limit: too many requests from this source")
 		return
 	}
@@ -116,20 +126,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.log.Info("alertmanager truncated the payload; raise the webhook's max_alerts",
 			"groupKey", msg.GroupKey, "truncatedAlerts", msg.TruncatedAlerts)
 	}
-	signals, err := h.signals(req.Context(), msg)
+	signals, err := h.signals(msg)
 	if err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			refuse(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		h.log.Error(err, "confirm workloads", "groupKey", msg.GroupKey)
-		refuse(w, http.StatusInternalServerError, "internal: could not read the cluster; retry")
+		refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
-
-	outcomes, err := h.recordAll(req.Context(), signals)
-	if err != nil {
+	if !h.intake.admit(len(signals)) {
+		w.Header().Set("Retry-After", seconds(h.intake.retryAfter(len(signals))))
+		refuse(w, http.StatusTooManyRequests, "busy: the intake queue is full; retry")
+		return
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), h.recordTimeout)
+	defer cancel()
+	outcomes, errs := h.intake.run(ctx, signals, h.record)
+	if err := errors.Join(errs...); err != nil {
+		if ctx.Err() != nil && req.Context().Err() == nil {
+			h.log.Error(err, "alerts not recorded in time", "groupKey", msg.GroupKey, "timeout", h.recordTimeout)
+			w.Header().Set("Retry-After", seconds(h.intake.retryAfter(len(signals))))
+			refuse(w, http.StatusServiceUnavailable, "busy: the alerts were not recorded in time; retry")
+			return
+		}
 		h.log.Error(err, "record alerts", "groupKey", msg.GroupKey)
 		refuse(w, http.StatusInternalServerError, "internal: could not record the alerts; retry")
 		return
@@ -154,37 +170,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
-// recordAll records the signals with up to h.concurrency writes in flight:
-// a storm's group of alerts is bound by API server latency, not CPU. Alerts
-// of one payload that share a fingerprint are serialised by the Recorder's
-// conflict retries. The first error wins; the rest finish first.
-func (h *Handler) recordAll(ctx context.Context, signals []Signal) ([]Outcome, error) {
-	outcomes := make([]Outcome, len(signals))
-	errs := make([]error, len(signals))
-	workers := min(max(h.concurrency, 1), len(signals))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				outcomes[i], errs[i] = h.record(ctx, signals[i])
-			}
-		}()
-	}
-	for i := range signals {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return outcomes, errors.Join(errs...)
-}
-
 // signals builds every alert's Signal before anything is written, so a bad
-// alert anywhere in the payload refuses the whole request.
-func (h *Handler) signals(ctx context.Context, msg *Message) ([]Signal, error) {
+// alert anywhere in the payload refuses the whole request, and folds alerts
+// that share a fingerprint into one: the later occurrence wins, and of one
+// occurrence the resolve (it comes after the firing).
+func (h *Handler) signals(msg *Message) ([]Signal, error) {
 	out := make([]Signal, 0, len(msg.Alerts))
+	seen := make(map[string]int, len(msg.Alerts))
 	for i := range msg.Alerts {
 		a := &msg.Alerts[i]
 		spec, err := SpecFromAlert(a, h.environmentLabels)
@@ -195,27 +187,30 @@ func (h *Handler) signals(ctx context.Context, msg *Message) ([]Signal, error) {
 			}
 			return nil, err
 		}
-		out = append(out, Signal{Spec: spec, Observation: observation(a)})
-	}
-	if h.owners == nil {
-		return out, nil
-	}
-	for i := range out {
-		spec := &out[i].Spec
-		pod, ok := confirmFromPod(spec.Labels)
-		if !ok || spec.Workload == nil || identity.IsCloud(*spec.Workload) {
+		sig := Signal{Spec: spec, Observation: observation(a)}
+		if j, dup := seen[spec.Fingerprint]; dup {
+			if later(sig.Observation, out[j].Observation) {
+				out[j] = sig
+			}
 			continue
 		}
-		live, err := ConfirmPodWorkload(ctx, h.owners, spec.Workload.Namespace, pod)
-		if err != nil {
-			return nil, err
-		}
-		if live != nil {
-			spec.Workload = live
-			spec.TriggerKey = TriggerKey(spec.AlertName, live)
-		}
+		seen[spec.Fingerprint] = len(out)
+		out = append(out, sig)
 	}
 	return out, nil
+}
+
+// later reports whether a is a later report than b about one fingerprint.
+func later(a, b trigger.Observation) bool {
+	as, bs := a.StartsAt.Truncate(time.Second), b.StartsAt.Truncate(time.Second)
+	if !as.Equal(bs) {
+		return as.After(bs)
+	}
+	return !a.Firing && b.Firing
+}
+
+func seconds(d time.Duration) string {
+	return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 }
 
 func (h *Handler) authorized(req *http.Request) bool {

@@ -81,9 +81,10 @@ func ownerGone(w *runlorev1.Workload, err error) (*runlorev1.Workload, error) {
 	return nil, fmt.Errorf("get %s %s/%s: %w", w.Kind, w.Namespace, w.Name, err)
 }
 
-// confirmFromPod reports whether an alert's workload came from its pod label
-// alone (no label named the controller), so the owner chain can confirm it.
-func confirmFromPod(labels map[string]string) (pod string, ok bool) {
+// PodOnly reports whether an alert's workload came from its pod label alone
+// (no label named the controller), so the owner chain can confirm it, and
+// names the pod.
+func PodOnly(labels map[string]string) (pod string, ok bool) {
 	for _, l := range []string{"deployment", "statefulset", "daemonset", "cronjob", "job_name"} {
 		if labels[l] != "" {
 			return "", false

@@ -29,14 +29,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
@@ -149,8 +144,10 @@ func TestRecordedPayloadLifecycle(t *testing.T) {
 				g.Expect(inc.Spec.EndsAt).To(BeNil())
 				g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1))
 				g.Expect(inc.Status.FirstFiredAt.Time).To(BeTemporally("==", a.Starts.Truncate(time.Second)))
-				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentPending))
-				g.Expect(apimeta.IsStatusConditionFalse(inc.Status.Conditions, runlorev1.ResolvedCondition)).To(BeTrue())
+				g.Expect(inc.Status.Episode).To(BeEquivalentTo(1))
+				g.Expect(inc.Status.ResolvedAt).To(BeNil())
+				g.Expect(inc.Status.Conditions).To(BeEmpty(), "conditions and phase are the reconciler's")
+				g.Expect(inc.Status.Phase).To(BeEmpty())
 			}
 
 			// Re-sent (repeat interval): same objects, nothing changes.
@@ -163,11 +160,10 @@ func TestRecordedPayloadLifecycle(t *testing.T) {
 			g.Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
 			for _, a := range resolved.Alerts {
 				inc := get(a)
-				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentResolved))
 				g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", a.Ends.Truncate(time.Second)))
 				g.Expect(inc.Spec.EndsAt.Time).To(BeTemporally("==", a.Ends.Truncate(time.Second)))
 				g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1))
-				g.Expect(apimeta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.ResolvedCondition)).To(BeTrue())
+				g.Expect(inc.Status.Conditions).To(BeEmpty())
 			}
 
 			// It fires again an hour later: a new occurrence of the same Incident.
@@ -194,7 +190,7 @@ func TestResolveBeforeFire(t *testing.T) {
 	list := incidents(t, appNS)
 	g.Expect(list).To(HaveLen(1))
 	inc := list[0]
-	g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentResolved), "the late firing does not reopen it")
+	g.Expect(inc.Status.ResolvedAt).NotTo(BeNil(), "the late firing does not reopen it")
 	g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", time.Date(2026, 11, 30, 2, 3, 0, 0, time.UTC)))
 	g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1))
 	g.Expect(*inc.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: appNS, Kind: "Job", Name: "migrate"}))
@@ -262,11 +258,8 @@ func TestPolicyIgnoreAndDrop(t *testing.T) {
 	g.Expect(rec.Body.String()).To(ContainSubstring(`"ignored":1`))
 	list := incidents(t, opNS)
 	g.Expect(list).To(HaveLen(1))
-	g.Expect(list[0].Status.Phase).To(Equal(runlorev1.IncidentIgnored))
-	c := apimeta.FindStatusCondition(list[0].Status.Conditions, runlorev1.IgnoredCondition)
-	g.Expect(c).NotTo(BeNil())
-	g.Expect(c.Reason).To(Equal(runlorev1.IgnoredByPolicyReason))
-	g.Expect(c.Message).To(ContainSubstring(`alertname "Watchdog" matches ignoreAlertNames "Watchdog"`))
+	// The Incident reconciler records why (the Ignored condition).
+	g.Expect(list[0].Status.Occurrences).To(BeEquivalentTo(1))
 
 	// A team policy admitting only critical alerts, dropping the rest.
 	g.Expect(k8s.Create(ctx, &runlorev1.TriggerPolicy{
@@ -283,64 +276,6 @@ func TestPolicyIgnoreAndDrop(t *testing.T) {
 	list = incidents(t, appNS)
 	g.Expect(list).To(HaveLen(1))
 	g.Expect(list[0].Spec.AlertName).To(Equal("HighErrorRate"))
-	g.Expect(list[0].Status.Phase).To(Equal(runlorev1.IncidentPending))
-}
-
-func TestConfirmOwners(t *testing.T) {
-	srv, _ := newReceiver(t, func(o *Options) { o.ConfirmOwners = true })
-	appNS := newNamespace(t, "app")
-	ctx := context.Background()
-	g := NewWithT(t)
-	ctrl := func(kind, name string, uid types.UID) []metav1.OwnerReference {
-		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
-	}
-	create := func(obj client.Object) client.Object {
-		obj.SetNamespace(appNS)
-		g.Expect(k8s.Create(ctx, obj)).To(Succeed())
-		return obj
-	}
-	podSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}}, Spec: podSpec}
-
-	dep := create(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "checkout"}, Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl}})
-	rs := create(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "checkout-5c9f7d8b4", OwnerReferences: ctrl("Deployment", "checkout", dep.GetUID())},
-		Spec: appsv1.ReplicaSetSpec{Selector: sel, Template: tmpl}})
-	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "checkout-5c9f7d8b4-q8zxv", OwnerReferences: ctrl("ReplicaSet", rs.GetName(), rs.GetUID())}, Spec: podSpec})
-	ds := create(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "node-agent"}, Spec: appsv1.DaemonSetSpec{Selector: sel, Template: tmpl}})
-	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "node-agent-x7k2p", OwnerReferences: ctrl("DaemonSet", "node-agent", ds.GetUID())}, Spec: podSpec})
-	jobTmpl := tmpl
-	jobTmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
-	job := create(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "report-28890000",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "report", UID: "cj-uid", Controller: ptr.To(true)}}},
-		Spec: batchv1.JobSpec{Template: jobTmpl}})
-	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "report-28890000-m4n5p",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.GetName(), UID: job.GetUID(), Controller: ptr.To(true)}}}, Spec: podSpec})
-	ss := create(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: appsv1.StatefulSetSpec{Selector: sel, Template: tmpl}})
-	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", OwnerReferences: ctrl("StatefulSet", "db", ss.GetUID())}, Spec: podSpec})
-
-	for _, tc := range []struct{ pod, kind, name string }{
-		{"checkout-5c9f7d8b4-q8zxv", "Deployment", "checkout"},
-		{"node-agent-x7k2p", "DaemonSet", "node-agent"}, // the name alone cannot tell DaemonSet from Job
-		{"report-28890000-m4n5p", "CronJob", "report"},
-		{"db-0", "StatefulSet", "db"},
-		{"gone-7d9f8b6c5-x2x9p", "Deployment", "gone"}, // pod no longer exists: the name's reduction stands
-	} {
-		t.Run(tc.pod, func(t *testing.T) {
-			g := NewWithT(t)
-			rec := post(srv.Handler(), testToken, alertBody("firing", alertJSON("firing", `"alertname":"KubePodNotReady","namespace":"`+appNS+`","pod":"`+tc.pod+`"`, "2026-11-30T02:00:00Z", "")))
-			g.Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
-			var found *runlorev1.Workload
-			for _, inc := range incidents(t, appNS) {
-				if inc.Spec.Labels["pod"] == tc.pod {
-					found = inc.Spec.Workload
-					g.Expect(inc.Spec.TriggerKey).To(Equal("KubePodNotReady/" + appNS + "/" + tc.name))
-				}
-			}
-			g.Expect(found).NotTo(BeNil())
-			g.Expect(*found).To(Equal(runlorev1.Workload{Namespace: appNS, Kind: tc.kind, Name: tc.name}))
-		})
-	}
 }
 
 func TestConcurrentResendsMakeOneIncident(t *testing.T) {
@@ -370,7 +305,6 @@ func TestConcurrentResendsMakeOneIncident(t *testing.T) {
 			list := incidents(t, appNS)
 			g.Expect(list).To(HaveLen(1))
 			g.Expect(list[0].Status.Occurrences).To(BeEquivalentTo(1))
-			g.Expect(list[0].Status.Phase).To(Equal(runlorev1.IncidentPending))
 		})
 	}
 }

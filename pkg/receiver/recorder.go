@@ -18,6 +18,7 @@ package receiver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -122,6 +123,8 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
+	// The reconciler records the rejection (the Ignored condition); here it
+	// only decides whether anything is written at all.
 	admitted, why := trigger.Admit(policy, probe)
 	if !admitted {
 		out.Ignored = why
@@ -133,7 +136,7 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 
 	reader := client.Reader(r.Client)
 	for attempt := 0; ; attempt++ {
-		err = r.apply(ctx, reader, key, sig, policy, why, &out)
+		err = r.apply(ctx, reader, key, sig, policy, &out)
 		if r.APIReader != nil {
 			reader = r.APIReader
 		}
@@ -143,8 +146,12 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 	}
 }
 
-// apply is one read-modify-write of the Incident.
-func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, ignored string, out *Outcome) error {
+// apply is one read-modify-write of the Incident. The receiver writes the
+// spec (the alert's description) and, in status, only the fields the
+// source owns (trigger.Observe's), through a merge patch under the read's
+// resourceVersion: it never writes a condition, the phase or the
+// Investigation, which belong to the Incident reconciler.
+func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, out *Outcome) error {
 	var inc runlorev1.Incident
 	err := reader.Get(ctx, key, &inc)
 	switch {
@@ -163,10 +170,9 @@ func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.Na
 
 	st := inc.Status.DeepCopy()
 	out.Transition = trigger.Observe(st, sig.Observation, policy.Spec.DedupWindow.Duration)
-	trigger.SetIgnored(st, ignored, sig.Observation.ReceivedAt)
 
 	if !out.Created && out.Transition != trigger.Stale {
-		spec := mergeSpec(&inc.Spec, sig.Spec, sig.Observation.Firing)
+		spec := mergeSpec(&inc, sig.Spec, sig.Observation.Firing)
 		if !equality.Semantic.DeepEqual(spec, inc.Spec) {
 			inc.Spec = spec
 			if err := r.Client.Update(ctx, &inc); err != nil {
@@ -174,24 +180,73 @@ func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.Na
 			}
 		}
 	}
-	if !equality.Semantic.DeepEqual(*st, inc.Status) {
-		inc.Status = *st
-		if err := r.Client.Status().Update(ctx, &inc); err != nil {
-			return fmt.Errorf("update Incident %s status: %w", key, err)
-		}
+	if sourceFieldsEqual(st, &inc.Status) {
+		return nil
+	}
+	patch, err := sourcePatch(inc.ResourceVersion, st)
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, &inc, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("record the occurrence on Incident %s: %w", key, err)
 	}
 	return nil
 }
 
+// sourceStatus is the part of an Incident's status the source owns. Every
+// field is always sent, a nil time as null, so the patch says the whole of
+// the source's state and nothing else.
+type sourceStatus struct {
+	Occurrences  int32        `json:"occurrences"`
+	Episode      int32        `json:"episode"`
+	FirstFiredAt *metav1.Time `json:"firstFiredAt"`
+	LastFiredAt  *metav1.Time `json:"lastFiredAt"`
+	ResolvedAt   *metav1.Time `json:"resolvedAt"`
+}
+
+// sourcePatch is a JSON merge patch of the source's status fields with
+// resourceVersion as its precondition: the API server refuses it with a
+// conflict when the Incident changed since it was read, so two receivers
+// folding reports into one Incident never lose an occurrence, and the
+// reconciler's fields are not named at all.
+func sourcePatch(resourceVersion string, st *runlorev1.IncidentStatus) ([]byte, error) {
+	body := map[string]any{
+		"metadata": map[string]any{"resourceVersion": resourceVersion},
+		"status": sourceStatus{Occurrences: st.Occurrences, Episode: st.Episode,
+			FirstFiredAt: st.FirstFiredAt, LastFiredAt: st.LastFiredAt, ResolvedAt: st.ResolvedAt},
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode status patch: %w", err)
+	}
+	return b, nil
+}
+
+func sourceFieldsEqual(a, b *runlorev1.IncidentStatus) bool {
+	var x, y runlorev1.IncidentStatus
+	trigger.SourceFields(&x, a)
+	trigger.SourceFields(&y, b)
+	return equality.Semantic.DeepEqual(x, y)
+}
+
+// WorkloadConfirmedAnnotation on an Incident names the pod whose live owner
+// chain the Incident reconciler confirmed spec.workload from, so a re-sent
+// alert that only names the pod does not undo the confirmation.
+const WorkloadConfirmedAnnotation = "runlore.io/workload-confirmed"
+
 // mergeSpec takes the latest report's description of the alert while keeping
 // what the receiver must never change: the immutable fingerprint, a person's
-// suspend, and a workload kind confirmed earlier that this report could not
-// confirm (the pod is gone).
-func mergeSpec(old *runlorev1.IncidentSpec, latest runlorev1.IncidentSpec, firing bool) runlorev1.IncidentSpec {
+// suspend, a workload the reconciler confirmed from this alert's pod, and a
+// workload kind confirmed earlier that this report could not confirm (the
+// pod is gone).
+func mergeSpec(inc *runlorev1.Incident, latest runlorev1.IncidentSpec, firing bool) runlorev1.IncidentSpec {
+	old := &inc.Spec
 	spec := latest
 	spec.Fingerprint = old.Fingerprint
 	spec.Suspend = old.Suspend
-	if old.Workload != nil && spec.Workload != nil && old.Workload.Kind != "" &&
+	if pod, ok := PodOnly(latest.Labels); ok && old.Workload != nil && inc.Annotations[WorkloadConfirmedAnnotation] == pod {
+		spec.Workload, spec.TriggerKey = old.Workload.DeepCopy(), old.TriggerKey
+	} else if old.Workload != nil && spec.Workload != nil && old.Workload.Kind != "" &&
 		(spec.Workload.Kind == "" || spec.Workload.Kind == identity.KindPod) && identity.Agree(*old.Workload, *spec.Workload) {
 		spec.Workload = old.Workload.DeepCopy()
 	}

@@ -32,12 +32,9 @@ import (
 // Secret, so no cluster-wide secrets rule is declared here.
 //
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;update
+// +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;patch
 // +kubebuilder:rbac:groups=runlore.io,resources=triggerpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get
-// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
 
 // Options configure the receiver.
 type Options struct {
@@ -45,8 +42,8 @@ type Options struct {
 	// manager's client).
 	Client client.Client
 	// APIReader is an uncached reader (mgr.GetAPIReader()) for the token
-	// Secret, for re-reading an Incident after a write conflict and, with
-	// ConfirmOwners, for live pods and their owners. Nil means Client.
+	// Secret and for re-reading an Incident after a write conflict. Nil
+	// means Client.
 	APIReader client.Reader
 	// Namespace is the operator's namespace. Required.
 	Namespace string
@@ -64,9 +61,6 @@ type Options struct {
 	// Insecure accepts unauthenticated requests (local use only; logged).
 	Insecure bool
 
-	// ConfirmOwners confirms a workload reduced from a pod name against the
-	// live owner chain when the pod still exists.
-	ConfirmOwners bool
 	// EnvironmentLabels are read in order for the environment; nil means
 	// DefaultEnvironmentLabels.
 	EnvironmentLabels []string
@@ -84,9 +78,17 @@ type Options struct {
 	RatePerSecond float64
 	RateBurst     int
 
-	// Concurrency bounds the Incident writes of one request in flight;
-	// defaults to DefaultConcurrency.
+	// Concurrency bounds the alerts being written at once, across
+	// requests; defaults to DefaultConcurrency.
 	Concurrency int
+	// MaxQueuedAlerts bounds the alerts admitted and not yet recorded,
+	// across requests; a request that does not fit is answered 429 with
+	// Retry-After. Defaults to DefaultMaxQueuedAlerts.
+	MaxQueuedAlerts int
+	// RecordTimeout bounds how long a request waits for its alerts to be
+	// recorded before it is answered 503 with Retry-After; defaults to
+	// DefaultRecordTimeout. Keep it under the senders' timeout.
+	RecordTimeout time.Duration
 
 	// Logger defaults to a discarding logger.
 	Logger logr.Logger
@@ -94,8 +96,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// DefaultConcurrency is how many alerts of one request are written at once.
-const DefaultConcurrency = 8
+// DefaultConcurrency is how many alerts are written at once.
+const DefaultConcurrency = 16
 
 // DefaultBindAddress is where `lore serve` listens for webhooks.
 const DefaultBindAddress = ":9444"
@@ -164,6 +166,10 @@ func New(o Options) (*Server, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
+	if o.MaxQueuedAlerts <= 0 {
+		o.MaxQueuedAlerts = DefaultMaxQueuedAlerts
+	}
+	def(&o.RecordTimeout, DefaultRecordTimeout)
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
@@ -171,10 +177,7 @@ func New(o Options) (*Server, error) {
 	h := &Handler{
 		record: rec.Record, token: tok, insecure: o.Insecure && sources == 0, maxBody: o.MaxBodyBytes,
 		limiter: newSourceLimiter(o.RatePerSecond, o.RateBurst), environmentLabels: o.EnvironmentLabels,
-		concurrency: o.Concurrency, log: o.Logger,
-	}
-	if o.ConfirmOwners {
-		h.owners = o.APIReader
+		intake: newIntake(o.MaxQueuedAlerts, o.Concurrency), recordTimeout: o.RecordTimeout, log: o.Logger,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(WebhookPath, countRequests(h))

@@ -136,8 +136,28 @@ type Storm struct {
 // Investigations; the others wait for it. A window of 0 or a workload-less
 // Incident always leads.
 func Coalesce(inc *runlorev1.Incident, siblings []runlorev1.Incident, window time.Duration) Storm {
-	if window <= 0 || inc.Spec.Workload == nil || inc.Status.LastFiredAt == nil {
+	members := StormMembers(inc, siblings, window)
+	for _, s := range members {
+		if s.Status.Investigation == "" {
+			continue
+		}
+		into := s.Name
+		if s.Status.CoalescedInto != "" {
+			into = s.Status.CoalescedInto
+		}
+		return Storm{Join: s.Status.Investigation, Into: into}
+	}
+	if len(members) == 0 || stormBefore(inc, members[0]) {
 		return Storm{Lead: true}
+	}
+	return Storm{WaitFor: members[0].Name}
+}
+
+// StormMembers are the siblings in inc's storm (the same workload, firing
+// within window of it, eligible), in the order Coalesce picks a leader.
+func StormMembers(inc *runlorev1.Incident, siblings []runlorev1.Incident, window time.Duration) []*runlorev1.Incident {
+	if window <= 0 || inc.Spec.Workload == nil || inc.Status.LastFiredAt == nil {
+		return nil
 	}
 	at := inc.Status.LastFiredAt.Time
 	var members []*runlorev1.Incident
@@ -153,20 +173,7 @@ func Coalesce(inc *runlorev1.Incident, siblings []runlorev1.Incident, window tim
 		members = append(members, s)
 	}
 	sort.Slice(members, func(i, j int) bool { return stormBefore(members[i], members[j]) })
-	for _, s := range members {
-		if s.Status.Investigation == "" {
-			continue
-		}
-		into := s.Name
-		if s.Status.CoalescedInto != "" {
-			into = s.Status.CoalescedInto
-		}
-		return Storm{Join: s.Status.Investigation, Into: into}
-	}
-	if len(members) == 0 || stormBefore(inc, members[0]) {
-		return Storm{Lead: true}
-	}
-	return Storm{WaitFor: members[0].Name}
+	return members
 }
 
 // stormEligible: a firing, admitted, active Incident with a workload.

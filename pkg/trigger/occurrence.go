@@ -62,15 +62,18 @@ const (
 func (t Transition) Changed() bool { return t != Stale && t != StillFiring }
 
 // Observe folds one Observation into an Incident's status and returns what
-// happened. Occurrences are told apart by their start time at the second
-// precision the API server stores: a firing that starts after the latest
-// occurrence while the Incident is resolved is a new occurrence; a firing of
-// an occurrence already resolved (its resolve overtook it) changes nothing.
+// happened. It writes only the fields the alert's source owns (occurrences,
+// firstFiredAt, lastFiredAt, resolvedAt, episode); the Incident reconciler
+// derives the conditions and phase from them (SyncResolved). Occurrences are
+// told apart by their start time at the second precision the API server
+// stores: a firing that starts after the latest occurrence while the
+// Incident is resolved is a new occurrence; a firing of an occurrence
+// already resolved (its resolve overtook it) changes nothing.
 //
-// A new occurrence that starts within dedupWindow of the previous one keeps
-// the previous Investigation, so a flapping alert is counted but not
-// re-investigated; otherwise the Investigation is cleared for the reconciler
-// to start a fresh one.
+// A new occurrence that starts within dedupWindow of the previous one stays
+// in the previous episode, so a flapping alert is counted but keeps its
+// Investigation; otherwise it opens a new episode, which the reconciler
+// answers with a fresh Investigation.
 func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Duration) Transition {
 	recv := obs.ReceivedAt.UTC().Truncate(time.Second)
 	start := obs.StartsAt.UTC().Truncate(time.Second)
@@ -92,15 +95,10 @@ func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Dur
 	if obs.Firing {
 		switch {
 		case fresh:
-			st.Occurrences = 1
-			st.FirstFiredAt = mt(start)
-			st.LastFiredAt = mt(start)
-			st.ResolvedAt = nil
-			setFiring(st, recv)
+			firstOccurrence(st, start)
 			return FirstFiring
 		case resolved && (newer || !known):
 			beginOccurrence(st, start, last, dedupWindow)
-			setFiring(st, recv)
 			return NewOccurrence
 		case resolved:
 			return Stale
@@ -115,61 +113,91 @@ func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Dur
 	}
 	switch {
 	case fresh:
-		st.Occurrences = 1
-		st.FirstFiredAt = mt(start)
-		st.LastFiredAt = mt(start)
-		setResolved(st, end, recv)
+		firstOccurrence(st, start)
+		st.ResolvedAt = mt(end)
 		return ResolvedUnseen
 	case newer:
 		beginOccurrence(st, start, last, dedupWindow)
-		setResolved(st, end, recv)
+		st.ResolvedAt = mt(end)
 		return ResolvedUnseen
 	case resolved:
 		return Stale
 	default:
-		setResolved(st, end, recv)
+		st.ResolvedAt = mt(end)
 		return ResolvedNow
 	}
 }
 
+func firstOccurrence(st *runlorev1.IncidentStatus, start time.Time) {
+	st.Occurrences, st.Episode = 1, 1
+	st.FirstFiredAt = mt(start)
+	st.LastFiredAt = mt(start)
+	st.ResolvedAt = nil
+}
+
 func beginOccurrence(st *runlorev1.IncidentStatus, start, previous time.Time, dedupWindow time.Duration) {
+	episode := EpisodeOf(st)
 	st.Occurrences++
 	st.LastFiredAt = mt(start)
 	st.ResolvedAt = nil
+	st.Episode = episode
 	if dedupWindow <= 0 || previous.IsZero() || start.Sub(previous) >= dedupWindow {
-		st.Investigation = ""
-		st.CoalescedInto = ""
+		st.Episode = st.Occurrences
 	}
 }
 
-func setFiring(st *runlorev1.IncidentStatus, now time.Time) {
-	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type:               runlorev1.ResolvedCondition,
-		Status:             metav1.ConditionFalse,
-		Reason:             runlorev1.AlertFiringReason,
-		Message:            "the alert source reports the alert firing",
-		ObservedGeneration: st.ObservedGeneration,
-		LastTransitionTime: metav1.NewTime(now),
-	})
-	// The Incident reconciler moves the phase on from Pending once it acts.
-	if st.Phase != runlorev1.IncidentIgnored {
-		st.Phase = runlorev1.IncidentPending
+// EpisodeOf is the occurrence that opened the Incident's current episode
+// (status.episode, or the latest occurrence where no source recorded one).
+func EpisodeOf(st *runlorev1.IncidentStatus) int32 {
+	switch {
+	case st.Episode > 0:
+		return st.Episode
+	case st.Occurrences > 0:
+		return st.Occurrences
 	}
+	return 1
 }
 
-func setResolved(st *runlorev1.IncidentStatus, end, now time.Time) {
-	st.ResolvedAt = mt(end)
-	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type:               runlorev1.ResolvedCondition,
-		Status:             metav1.ConditionTrue,
-		Reason:             runlorev1.AlertResolvedReason,
-		Message:            "the alert source reports the alert resolved",
-		ObservedGeneration: st.ObservedGeneration,
-		LastTransitionTime: metav1.NewTime(now),
-	})
-	if st.Phase != runlorev1.IncidentIgnored {
-		st.Phase = runlorev1.IncidentResolved
+// ClearStaleInvestigation drops status.investigation (and coalescedInto)
+// when it belongs to an episode before the current one, so the reconciler
+// opens a fresh Investigation, and records the episode it now follows
+// otherwise. It reports whether it cleared anything. The reconciler owns
+// both fields; the source only moves the episode on.
+func ClearStaleInvestigation(st *runlorev1.IncidentStatus) bool {
+	if st.Investigation == "" || st.Episode == 0 {
+		// No Investigation, or a source that does not count episodes (an
+		// Incident applied by hand, one written before episodes): nothing
+		// to tell apart.
+		st.EpisodeHandled = 0
+		return false
 	}
+	episode := st.Episode
+	if st.EpisodeHandled != 0 && st.EpisodeHandled != episode {
+		st.Investigation, st.CoalescedInto, st.EpisodeHandled = "", "", 0
+		return true
+	}
+	st.EpisodeHandled = episode
+	return false
+}
+
+// SourceFields copies the fields the alert's source owns (what Observe
+// writes) from src into dst, leaving the rest of dst alone.
+func SourceFields(dst *runlorev1.IncidentStatus, src *runlorev1.IncidentStatus) {
+	dst.Occurrences, dst.Episode = src.Occurrences, src.Episode
+	dst.FirstFiredAt, dst.LastFiredAt, dst.ResolvedAt = src.FirstFiredAt, src.LastFiredAt, src.ResolvedAt
+}
+
+// SyncResolved derives the Resolved condition from status.resolvedAt. The
+// Incident reconciler calls it: it owns the conditions, the source owns
+// resolvedAt. It reports whether the condition changed.
+func SyncResolved(st *runlorev1.IncidentStatus, generation int64) bool {
+	c := metav1.Condition{Type: runlorev1.ResolvedCondition, Status: metav1.ConditionFalse,
+		Reason: runlorev1.AlertFiringReason, Message: "the alert is firing", ObservedGeneration: generation}
+	if st.ResolvedAt != nil {
+		c.Status, c.Reason = metav1.ConditionTrue, runlorev1.AlertResolvedReason
+		c.Message = "the alert resolved at " + st.ResolvedAt.UTC().Format(time.RFC3339)
+	}
+	return apimeta.SetStatusCondition(&st.Conditions, c)
 }
 
 // SetIgnored records a policy's rejection on the status (Ignored condition

@@ -168,7 +168,8 @@ func TestObserve(t *testing.T) {
 				g.Expect(st.Occurrences).To(Equal(w.occurrences), "step %d", i)
 				g.Expect(st.LastFiredAt.Time).To(Equal(t0.Add(w.last)), "step %d", i)
 				g.Expect(st.FirstFiredAt.Time).To(Equal(t0), "step %d", i)
-				g.Expect(st.Phase).To(Equal(w.phase), "step %d", i)
+				SyncResolved(&st, 0)
+				g.Expect(st.ResolvedAt != nil).To(Equal(w.phase == runlorev1.IncidentResolved), "step %d", i)
 				if w.resolvedAt == nil {
 					g.Expect(st.ResolvedAt).To(BeNil(), "step %d", i)
 					g.Expect(apimeta.IsStatusConditionFalse(st.Conditions, runlorev1.ResolvedCondition)).To(BeTrue())
@@ -185,17 +186,27 @@ func TestObserveDedupWindowKeepsInvestigation(t *testing.T) {
 	g := NewWithT(t)
 	var st runlorev1.IncidentStatus
 	Observe(&st, Observation{Firing: true, StartsAt: t0, ReceivedAt: t0}, 30*time.Minute)
+	g.Expect(st.Episode).To(BeEquivalentTo(1))
 	st.Investigation = "inv-1"
+	g.Expect(ClearStaleInvestigation(&st)).To(BeFalse())
+	g.Expect(st.EpisodeHandled).To(BeEquivalentTo(1))
 	Observe(&st, Observation{StartsAt: t0, EndsAt: t0.Add(time.Minute), ReceivedAt: t0.Add(time.Minute)}, 30*time.Minute)
-	// Flaps back 10 minutes later: counted, but the Investigation stays.
+	// Flaps back 10 minutes later: counted, but the episode and its
+	// Investigation stay.
 	g.Expect(Observe(&st, Observation{Firing: true, StartsAt: t0.Add(10 * time.Minute), ReceivedAt: t0.Add(10 * time.Minute)}, 30*time.Minute)).To(Equal(NewOccurrence))
 	g.Expect(st.Occurrences).To(BeEquivalentTo(2))
+	g.Expect(st.Episode).To(BeEquivalentTo(1))
+	g.Expect(ClearStaleInvestigation(&st)).To(BeFalse())
 	g.Expect(st.Investigation).To(Equal("inv-1"))
 	g.Expect(Decide(policy(nil), &runlorev1.Incident{Spec: runlorev1.IncidentSpec{Severity: "critical"}, Status: st}, t0.Add(11*time.Minute)).Action).To(Equal(Nothing))
-	// Returns an hour later: outside the window, a fresh look.
+	// Returns an hour later: outside the window, a new episode and a fresh look.
 	Observe(&st, Observation{StartsAt: t0.Add(10 * time.Minute), EndsAt: t0.Add(20 * time.Minute), ReceivedAt: t0.Add(20 * time.Minute)}, 30*time.Minute)
 	g.Expect(Observe(&st, Observation{Firing: true, StartsAt: t0.Add(80 * time.Minute), ReceivedAt: t0.Add(80 * time.Minute)}, 30*time.Minute)).To(Equal(NewOccurrence))
+	g.Expect(st.Episode).To(BeEquivalentTo(3))
+	g.Expect(st.Investigation).To(Equal("inv-1"), "Observe leaves the reconciler's fields alone")
+	g.Expect(ClearStaleInvestigation(&st)).To(BeTrue())
 	g.Expect(st.Investigation).To(BeEmpty())
+	g.Expect(Decide(policy(nil), &runlorev1.Incident{Spec: runlorev1.IncidentSpec{Severity: "critical"}, Status: st}, t0.Add(81*time.Minute)).Action).To(Equal(Investigate))
 }
 
 func TestSetIgnored(t *testing.T) {

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/trigger"
+)
+
+// TestConfirmOwners: an alert that names only its pod is recorded with the
+// workload reduced from the pod's name; before its Investigation opens, the
+// Incident reconciler reads the live owner chain and corrects the workload
+// where the name misled, and a re-sent alert keeps the correction.
+func TestConfirmOwners(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	ctrlRef := func(kind, name string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
+	}
+	create := func(obj client.Object) client.Object {
+		obj.SetNamespace(ns)
+		g.Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+		return obj
+	}
+	podSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}}, Spec: podSpec}
+
+	dep := create(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "checkout"}, Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl}})
+	rs := create(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "checkout-5c9f7d8b4", OwnerReferences: ctrlRef("Deployment", "checkout", dep.GetUID())},
+		Spec: appsv1.ReplicaSetSpec{Selector: sel, Template: tmpl}})
+	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "checkout-5c9f7d8b4-q8zxv", OwnerReferences: ctrlRef("ReplicaSet", rs.GetName(), rs.GetUID())}, Spec: podSpec})
+	ds := create(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "node-agent"}, Spec: appsv1.DaemonSetSpec{Selector: sel, Template: tmpl}})
+	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "node-agent-x7k2p", OwnerReferences: ctrlRef("DaemonSet", "node-agent", ds.GetUID())}, Spec: podSpec})
+	jobTmpl := tmpl
+	jobTmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	job := create(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "report-28890000",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "report", UID: "cj-uid", Controller: ptr.To(true)}}},
+		Spec: batchv1.JobSpec{Template: jobTmpl}})
+	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "report-28890000-m4n5p",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.GetName(), UID: job.GetUID(), Controller: ptr.To(true)}}}, Spec: podSpec})
+	ss := create(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: appsv1.StatefulSetSpec{Selector: sel, Template: tmpl}})
+	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", OwnerReferences: ctrlRef("StatefulSet", "db", ss.GetUID())}, Spec: podSpec})
+
+	starts := time.Now().Add(-time.Minute).Truncate(time.Second)
+	signal := func(pod string) receiver.Signal {
+		a := &receiver.Alert{Status: receiver.StatusFiring, Starts: starts, Fingerprint: "fp-" + pod,
+			Labels: map[string]string{"alertname": "KubePodNotReady", "severity": "critical", "namespace": ns, "pod": pod}}
+		spec, err := receiver.SpecFromAlert(a, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		return receiver.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
+	}
+	for _, tc := range []struct{ pod, kind, name string }{
+		{"checkout-5c9f7d8b4-q8zxv", "Deployment", "checkout"},
+		{"node-agent-x7k2p", "DaemonSet", "node-agent"}, // the name alone cannot tell DaemonSet from Job
+		{"report-28890000-m4n5p", "CronJob", "report"},
+		{"db-0", "StatefulSet", "db"},
+		{"gone-7d9f8b6c5-x2x9p", "Deployment", "gone"}, // pod no longer exists: the name's reduction stands
+	} {
+		t.Run(tc.pod, func(t *testing.T) {
+			g := NewWithT(t)
+			out, err := rec.Record(ctx, signal(tc.pod))
+			g.Expect(err).NotTo(HaveOccurred())
+			want := runlorev1.Workload{Namespace: ns, Kind: tc.kind, Name: tc.name}
+			get := func(g Gomega) *runlorev1.Incident {
+				var inc runlorev1.Incident
+				g.Expect(k8sClient.Get(ctx, out.Key, &inc)).To(Succeed())
+				return &inc
+			}
+			g.Eventually(func(g Gomega) {
+				inc := get(g)
+				g.Expect(inc.Status.Investigation).NotTo(BeEmpty())
+				g.Expect(*inc.Spec.Workload).To(Equal(want))
+				g.Expect(inc.Spec.TriggerKey).To(Equal("KubePodNotReady/" + ns + "/" + tc.name))
+			}, eventually, 100*time.Millisecond).Should(Succeed())
+			// Alertmanager re-sends the group: the confirmed workload stays.
+			_, err = rec.Record(ctx, signal(tc.pod))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(*get(g).Spec.Workload).To(Equal(want))
+		})
+	}
+}
