@@ -274,6 +274,14 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		"--watch-gitops=true",
 		"--seed-catalog=false",
 		"--change-window=3h",
+		"--read-timeout=8s",
+		"--reconcile-timeout=2m",
+		"--step-budgets=investigate=3m,verify=90s",
+		"--kube-api-qps=40",
+		"--kube-api-burst=80",
+		"--receiver-max-queued-alerts=500",
+		"--receiver-concurrency=32",
+		"--argocd-repository-secrets=repo-platform,repo-apps",
 		"--prometheus-url=http://vmselect.monitoring.svc:8481/select/0/prometheus",
 		"--model-provider=openai",
 		"--model-name=qwen2.5-72b-instruct",
@@ -329,6 +337,7 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 	g.Expect(roles["flux-system/runlore-secrets"].Rules).To(ConsistOf(rbacv1.PolicyRule{
 		APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"fleet-auth"}, Verbs: []string{"get"}}))
 	g.Expect(roles["argocd/runlore-secrets"].Rules[0].ResourceNames).To(Equal([]string{"repo-platform"}))
+	g.Expect(roles["argocd/runlore-argocd-repositories"].Rules[0].ResourceNames).To(Equal([]string{"repo-platform", "repo-apps"}))
 }
 
 // TestInsecureReceiverValue: receiver.insecure replaces the token file.
@@ -357,6 +366,10 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"receiver.port=70000", "/receiver/port"},
 		{"incidentNamespaces=payments", "/incidentNamespaces"},
 		{"gitops.watch=maybe", "/gitops/watch"},
+		{"stepBudgets.investigate=forever", "/stepBudgets/investigate"},
+		{"stepBudgets.think=1m", "think"},
+		{"kubeAPI.burst=-1", "/kubeAPI/burst"},
+		{"readTimeout=5", "/readTimeout"},
 		{"promethus.url=http://x", "promethus"},
 	} {
 		t.Run(bad.set, func(t *testing.T) {
