@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -49,6 +50,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -247,6 +249,11 @@ func (c *cluster) serviceAccountKubeconfig(t *testing.T) string {
 	_, err = cs.CoreV1().Secrets("kube-system").List(context.Background(), metav1.ListOptions{})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the chart's identity cannot list Secrets: %v", err)
 	return path
+}
+
+func init() {
+	// The test process's own clients log through controller-runtime.
+	ctrllog.SetLogger(logr.Discard())
 }
 
 var (

@@ -24,6 +24,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -235,7 +236,18 @@ func TestInstalledOperator(t *testing.T) {
 	g.Expect(c.admin.List(ctx, &invs)).To(Succeed())
 	g.Expect(unexplainedRefusals(op.log.String(), invs.Items)).To(BeEmpty(),
 		"forbidden requests in the operator's log that no finding reports as an unavailable source")
+	t.Logf("refusals in the operator's log: %d, each reported by a finding; unavailable sources reported: %v",
+		len(refusals(op.log.String())), keys(reportedRefusals(invs.Items)))
 	g.Expect(refused.Load()).To(BeZero(), "every fetch of the private repository carried its credentials")
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // latestInvestigation is the Incident's newest Investigation other than not.
