@@ -480,7 +480,8 @@ func refusals(log string) []string {
 var notPermitted = regexp.MustCompile(`not permitted to ([a-z]+) ([a-z./]+)(?: in ([a-z0-9-]+))?`)
 
 // reportedRefusals are the refusals the findings name as unavailable
-// sources, as "verb resource namespace".
+// sources, as "verb resource namespace" (namespace empty for a
+// cluster-scoped read).
 func reportedRefusals(invs []runlorev1.Investigation) map[string]bool {
 	out := map[string]bool{}
 	for _, inv := range invs {
@@ -490,7 +491,6 @@ func reportedRefusals(invs []runlorev1.Investigation) map[string]bool {
 		for _, u := range inv.Status.Result.Unresolved {
 			for _, m := range notPermitted.FindAllStringSubmatch(u, -1) {
 				out[m[1]+" "+m[2]+" "+m[3]] = true
-				out[m[1]+" "+m[2]] = true
 			}
 		}
 	}
@@ -513,7 +513,7 @@ func unexplainedRefusals(log string, invs []runlorev1.Investigation) []string {
 			out = append(out, line)
 			continue
 		}
-		if !reported[m[1]+" "+m[2]+" "+m[3]] && !reported[m[1]+" "+m[2]] {
+		if !reported[m[1]+" "+m[2]+" "+m[3]] {
 			out = append(out, line)
 		}
 	}
