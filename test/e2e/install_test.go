@@ -186,7 +186,7 @@ func startClusterWith(t *testing.T, values map[string]any, withWebhook bool, nam
 	applied := map[string]int{}
 	for _, o := range objs {
 		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Secret":
 			g.Expect(admin.Create(ctx, o)).To(Succeed(), "%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
 			applied[o.GetKind()]++
 		}
@@ -351,9 +351,16 @@ func (c *cluster) startOperator(t *testing.T, o operatorOptions) *operator {
 		"audit-log":                 filepath.Join(dir, "audit", "audit.jsonl"),
 		"cache-dir":                 filepath.Join(dir, "cache"),
 	}
+	// The test environment serves the webhook's certificate and points the
+	// webhook configuration at this machine, as cert-manager would in a
+	// cluster; the operator's own certificate bootstrap stays out of it.
+	drop := map[string]bool{"webhook-cert-secret": true, "webhook-service": true, "webhook-configuration": true}
 	var args []string
 	for _, a := range c.deploymentArgs(t) {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if drop[name] {
+			continue
+		}
 		if v, ok := override[name]; ok {
 			a = "--" + name + "=" + v
 		}
