@@ -61,6 +61,11 @@ storm: ## Post an alert storm at the receiver and the manager on the local contr
 	@assets="$$(hack/control-plane.sh)" && \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test ./controllers -run '^$$' -bench '^BenchmarkStorm$$' -benchtime 1x
 
+.PHONY: scale
+scale: ## Measure lore serve's memory and an investigation's duration at 1k, 5k and 20k Pods (SCALE_SIZES=...).
+	@assets="$$(hack/control-plane.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -tags scale -count=1 -timeout 90m -run TestScale -v ./test/scale/
+
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail if the tree moved.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

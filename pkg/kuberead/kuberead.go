@@ -72,12 +72,13 @@ type Reader struct {
 }
 
 // New wraps r with the given per-call timeout (DefaultTimeout when zero or
-// negative). A nil r gives a nil Reader.
+// negative). A nil r gives a nil Reader; a Reader given no timeout of its
+// own is returned as it is.
 func New(r client.Reader, timeout time.Duration) *Reader {
 	if r == nil {
 		return nil
 	}
-	if kr, ok := r.(*Reader); ok && kr.Timeout == timeout {
+	if kr, ok := r.(*Reader); ok && (timeout <= 0 || kr.Timeout == timeout) {
 		return kr
 	}
 	return &Reader{Reader: r, Timeout: timeout}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
 
@@ -121,7 +122,7 @@ func (in Inspector) get(ctx context.Context, kind, namespace, name string) (*uns
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, u); err != nil {
+	if err := kuberead.New(in.Client, 0).Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, u); err != nil {
 		return nil, fmt.Errorf("get %s %s/%s: %w", gvk.Kind, namespace, name, err)
 	}
 	return u, nil
@@ -236,7 +237,7 @@ func (in Inspector) node(ctx context.Context, ref ObjectRef, group, version stri
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: ref.Kind})
-	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+	if err := kuberead.New(in.Client, 0).Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
 		n.Ready, n.Message = "False", bound(err.Error(), maxMessage)
 		return n
 	}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
 )
 
@@ -257,12 +258,12 @@ func (t *DiffRevisionsTool) resolve(ctx context.Context, source string) (string,
 	}
 	switch strings.ToLower(parts[0]) {
 	case "gitrepository":
-		url, auth, err := ResolveGitRepository(ctx, t.Client, parts[1], parts[2])
+		url, auth, err := ResolveGitRepository(ctx, kuberead.New(t.Client, 0), parts[1], parts[2])
 		return url, auth, "", err
 	case "application":
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gitopsKinds["application"])
-		if err := t.Client.Get(ctx, types.NamespacedName{Namespace: parts[1], Name: parts[2]}, u); err != nil {
+		if err := kuberead.New(t.Client, 0).Get(ctx, types.NamespacedName{Namespace: parts[1], Name: parts[2]}, u); err != nil {
 			return "", nil, "", fmt.Errorf("get Application %s/%s: %w", parts[1], parts[2], err)
 		}
 		url, _, _ := unstructured.NestedString(u.Object, "spec", "source", "repoURL")
