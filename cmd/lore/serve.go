@@ -56,7 +56,6 @@ import (
 	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
-	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/argocd"
 	awschanges "github.com/runlore/runlore/pkg/whatchanged/aws"
@@ -504,7 +503,7 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
 		}
 		recorder = srv.Recorder()
 	}
-	return gitops.SetupGitOpsWatcher(mgr, gitops.Options{Recorder: recorder, WatchWithoutPolicy: cfg.WatchGitOps})
+	return controllers.SetupGitOpsWatcher(mgr, controllers.GitOpsWatcherOptions{Recorder: recorder, WatchWithoutPolicy: cfg.WatchGitOps})
 }
 
 // Leader election takes a Lease in the operator's namespace.

@@ -14,13 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package gitops
+package controllers
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,11 +31,12 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,41 +45,9 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/test/testenv"
 )
-
-var (
-	cfg *rest.Config
-	k8s client.Client
-)
-
-func TestMain(m *testing.M) {
-	env, err := testenv.New()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// Argo CD's CRD is installed by the tests themselves, to show a kind
-	// that appears after the watcher started.
-	dirs := env.CRDDirectoryPaths[:0]
-	for _, d := range env.CRDDirectoryPaths {
-		if filepath.Base(d) != "argocd" {
-			dirs = append(dirs, d)
-		}
-	}
-	env.CRDDirectoryPaths = dirs
-	if cfg, err = env.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "start control plane:", err)
-		os.Exit(1)
-	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
 
 // logLines collects what the watcher logs.
 type logLines struct {
@@ -111,10 +77,10 @@ func (l *logLines) count(sub string) int {
 
 // startWatcher runs a manager with the watcher until the test ends and
 // returns the operator namespace.
-func startWatcher(t *testing.T, opts Options, logs *logLines) string {
+func startWatcher(t *testing.T, opts GitOpsWatcherOptions, logs *logLines) string {
 	t.Helper()
 	g := NewWithT(t)
-	opNS := namespace(t, "runlore")
+	opNS := prefixedNamespace(t, "runlore")
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testenv.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -135,16 +101,16 @@ func startWatcher(t *testing.T, opts Options, logs *logLines) string {
 	return opNS
 }
 
-func namespace(t *testing.T, prefix string) string {
+func prefixedNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-" + rand.String(6)}}
-	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), ns)).To(Succeed())
 	return ns.Name
 }
 
 func watchPolicy(t *testing.T, ns string, watch bool, debounce time.Duration) {
 	t.Helper()
-	NewWithT(t).Expect(k8s.Create(context.Background(), &runlorev1.TriggerPolicy{
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), &runlorev1.TriggerPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gitops"},
 		Spec:       runlorev1.TriggerPolicySpec{WatchGitOps: watch, GitOpsFailureDebounce: metav1.Duration{Duration: debounce}},
 	})).To(Succeed())
@@ -157,7 +123,7 @@ func kustomization(t *testing.T, ns, name string) *kustomizev1.Kustomization {
 		Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: time.Minute}, Prune: true,
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "repo"}},
 	}
-	NewWithT(t).Expect(k8s.Create(context.Background(), k)).To(Succeed())
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), k)).To(Succeed())
 	return k
 }
 
@@ -167,20 +133,20 @@ func setReady(t *testing.T, obj client.Object, conds *[]metav1.Condition, status
 	t.Helper()
 	*conds = []metav1.Condition{{Type: "Ready", Status: status, Reason: reason, Message: "kustomize build failed: accumulating resources",
 		LastTransitionTime: metav1.NewTime(since), ObservedGeneration: 1}}
-	NewWithT(t).Expect(k8s.Status().Update(context.Background(), obj)).To(Succeed())
+	NewWithT(t).Expect(k8sClient.Status().Update(context.Background(), obj)).To(Succeed())
 }
 
 func incidentsOf(g Gomega, ns string) []runlorev1.Incident {
 	var list runlorev1.IncidentList
-	g.Expect(k8s.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
 	return list.Items
 }
 
 func TestDebounceRecheck(t *testing.T) {
 	g := NewWithT(t)
-	ns := namespace(t, "apps")
+	ns := prefixedNamespace(t, "apps")
 	watchPolicy(t, ns, true, 2*time.Second)
-	startWatcher(t, Options{}, &logLines{})
+	startWatcher(t, GitOpsWatcherOptions{}, &logLines{})
 	ctx := context.Background()
 
 	apps := kustomization(t, ns, "apps")
@@ -192,7 +158,7 @@ func TestDebounceRecheck(t *testing.T) {
 	// Inside the debounce nothing is recorded.
 	g.Consistently(func() []runlorev1.Incident { return incidentsOf(g, ns) }, 1200*time.Millisecond, 100*time.Millisecond).Should(BeEmpty())
 	// flaky recovers before the debounce ends: the re-check drops it.
-	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(flaky), flaky)).To(Succeed())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(flaky), flaky)).To(Succeed())
 	setReady(t, flaky, &flaky.Status.Conditions, metav1.ConditionTrue, "ReconciliationSucceeded", time.Now())
 
 	g.Eventually(func() []runlorev1.Incident { return incidentsOf(g, ns) }, 10*time.Second, 100*time.Millisecond).Should(HaveLen(1))
@@ -205,22 +171,22 @@ func TestDebounceRecheck(t *testing.T) {
 	g.Expect(inc.Spec.Message).To(ContainSubstring("kustomize build failed"))
 	g.Expect(*inc.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Kustomization", Name: "apps"}))
 	g.Expect(inc.Status.FirstFiredAt.Time).To(BeTemporally("==", failedAt))
-	g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentPending))
-	g.Expect(inc.Labels).To(HaveKey(ObjectLabel))
+	g.Expect(inc.Status.ResolvedAt).To(BeNil())
+	g.Expect(inc.Labels).To(HaveKey(gitops.ObjectLabel))
 	g.Consistently(func() []runlorev1.Incident { return incidentsOf(g, ns) }, 2*time.Second, 200*time.Millisecond).Should(HaveLen(1), "flaky never became one")
 
 	// apps recovers: its Incident resolves.
-	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(apps), apps)).To(Succeed())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(apps), apps)).To(Succeed())
 	setReady(t, apps, &apps.Status.Conditions, metav1.ConditionTrue, "ReconciliationSucceeded", time.Now())
-	g.Eventually(func() runlorev1.IncidentPhase { return incidentsOf(g, ns)[0].Status.Phase }, 10*time.Second, 100*time.Millisecond).Should(Equal(runlorev1.IncidentResolved))
+	g.Eventually(func() *metav1.Time { return incidentsOf(g, ns)[0].Status.ResolvedAt }, 10*time.Second, 100*time.Millisecond).ShouldNot(BeNil())
 }
 
 func TestPolicyOptOut(t *testing.T) {
 	g := NewWithT(t)
-	off := namespace(t, "off")
-	unset := namespace(t, "unset")
+	off := prefixedNamespace(t, "off")
+	unset := prefixedNamespace(t, "unset")
 	watchPolicy(t, off, false, 0)
-	opNS := startWatcher(t, Options{WatchWithoutPolicy: false}, &logLines{})
+	opNS := startWatcher(t, GitOpsWatcherOptions{WatchWithoutPolicy: false}, &logLines{})
 	for _, ns := range []string{off, unset} {
 		k := kustomization(t, ns, "apps")
 		setReady(t, k, &k.Status.Conditions, metav1.ConditionFalse, "BuildFailed", time.Now().Add(-time.Hour))
@@ -232,12 +198,13 @@ func TestPolicyOptOut(t *testing.T) {
 func TestFluxKindsAndArgo(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := namespace(t, "gitops")
+	ns := prefixedNamespace(t, "gitops")
 	longAgo := time.Now().Add(-time.Hour).Truncate(time.Second)
 
 	// Argo CD is not installed yet: logged once, not watched.
+	removeArgoCRD(t)
 	logs := &logLines{}
-	startWatcher(t, Options{WatchWithoutPolicy: true}, logs)
+	startWatcher(t, GitOpsWatcherOptions{WatchWithoutPolicy: true}, logs)
 	g.Expect(logs.count(`"GitOps kind not installed; not watched"`)).To(Equal(1))
 	g.Expect(logs.count(`argoproj.io/v1alpha1, Kind=Application`)).To(Equal(1))
 	g.Expect(logs.count(`"watching GitOps kind"`)).To(Equal(4))
@@ -245,15 +212,15 @@ func TestFluxKindsAndArgo(t *testing.T) {
 	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"},
 		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Minute},
 			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "podinfo"}}}
-	g.Expect(k8s.Create(ctx, hr)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, hr)).To(Succeed())
 	setReady(t, hr, &hr.Status.Conditions, metav1.ConditionFalse, "InstallFailed", longAgo)
 	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "repo"},
 		Spec: sourcev1.GitRepositorySpec{URL: "https://git.example/repo", Interval: metav1.Duration{Duration: time.Minute}}}
-	g.Expect(k8s.Create(ctx, repo)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, repo)).To(Succeed())
 	setReady(t, repo, &repo.Status.Conditions, metav1.ConditionFalse, "GitOperationFailed", longAgo)
 	oci := &sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"},
 		Spec: sourcev1.OCIRepositorySpec{URL: "oci://registry.example/podinfo", Interval: metav1.Duration{Duration: time.Minute}}}
-	g.Expect(k8s.Create(ctx, oci)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, oci)).To(Succeed())
 	setReady(t, oci, &oci.Status.Conditions, metav1.ConditionUnknown, "Progressing", longAgo) // reconciling is not failing
 
 	fingerprints := func() []string {
@@ -271,7 +238,7 @@ func TestFluxKindsAndArgo(t *testing.T) {
 	// Install Argo CD's Application CRD; a watcher set up now watches it.
 	installArgoCRD(t)
 	logs = &logLines{}
-	startWatcher(t, Options{WatchWithoutPolicy: true}, logs)
+	startWatcher(t, GitOpsWatcherOptions{WatchWithoutPolicy: true}, logs)
 	g.Expect(logs.count(`"GitOps kind not installed; not watched"`)).To(BeZero())
 	app := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -283,8 +250,33 @@ func TestFluxKindsAndArgo(t *testing.T) {
 			"sync": map[string]any{"status": "Synced"},
 		},
 	}}
-	g.Expect(k8s.Create(ctx, app)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, app)).To(Succeed())
 	g.Eventually(fingerprints, 10*time.Second, 100*time.Millisecond).Should(ContainElement("gitops:Application/" + ns + "/shop/Degraded"))
+}
+
+// removeArgoCRD deletes Argo CD's Application CRD, which the suite's control
+// plane installs, until discovery no longer serves it; the test puts it back
+// when it ends.
+func removeArgoCRD(t *testing.T) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8sClient.Get(ctx, types.NamespacedName{Name: "applications.argoproj.io"}, crd); err != nil {
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		return
+	}
+	t.Cleanup(func() {
+		if err := k8sClient.Get(ctx, types.NamespacedName{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
+			installArgoCRD(t)
+		}
+	})
+	g.Expect(k8sClient.Delete(ctx, crd)).To(Succeed())
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	g.Eventually(func() bool {
+		_, err := dc.ServerResourcesForGroupVersion("argoproj.io/v1alpha1")
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 200*time.Millisecond).Should(BeTrue())
 }
 
 func installArgoCRD(t *testing.T) {
@@ -301,10 +293,10 @@ func installArgoCRD(t *testing.T) {
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
 	}
-	g.Expect(k8s.Create(context.Background(), crd)).To(Succeed())
+	g.Expect(k8sClient.Create(context.Background(), crd)).To(Succeed())
 	g.Eventually(func() bool {
 		var got apiextensionsv1.CustomResourceDefinition
-		if err := k8s.Get(context.Background(), types.NamespacedName{Name: crd.Name}, &got); err != nil {
+		if err := k8sClient.Get(context.Background(), types.NamespacedName{Name: crd.Name}, &got); err != nil {
 			return false
 		}
 		for _, c := range got.Status.Conditions {
@@ -314,42 +306,4 @@ func installArgoCRD(t *testing.T) {
 		}
 		return false
 	}, 10*time.Second, 100*time.Millisecond).Should(BeTrue())
-}
-
-func TestArgoFailure(t *testing.T) {
-	app := func(status map[string]any) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	}
-	for _, tc := range []struct {
-		name    string
-		status  map[string]any
-		failing bool
-		reason  string
-	}{
-		{"healthy", map[string]any{"health": map[string]any{"status": "Healthy"}}, false, ""},
-		{"progressing", map[string]any{"health": map[string]any{"status": "Progressing"}}, false, ""},
-		{"degraded", map[string]any{"health": map[string]any{"status": "Degraded", "lastTransitionTime": "2026-11-30T02:00:00Z"}}, true, "Degraded"},
-		{"sync failed", map[string]any{"operationState": map[string]any{"phase": "Failed", "message": "one or more objects failed to apply"}}, true, "SyncFailed"},
-		{"sync error condition", map[string]any{"conditions": []any{map[string]any{"type": "SyncError", "message": "x"}}}, true, "SyncError"},
-		{"out of sync but healthy", map[string]any{"sync": map[string]any{"status": "OutOfSync"}, "health": map[string]any{"status": "Healthy"}}, false, ""},
-		{"garbage status", map[string]any{"health": "Degraded", "conditions": "x"}, false, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			failing, reason, _, _ := argoFailure(app(tc.status))
-			g.Expect(failing).To(Equal(tc.failing))
-			g.Expect(reason).To(Equal(tc.reason))
-		})
-	}
-}
-
-func TestFingerprint(t *testing.T) {
-	g := NewWithT(t)
-	key := types.NamespacedName{Namespace: "flux-system", Name: "apps"}
-	g.Expect(Fingerprint("Kustomization", key, "BuildFailed")).To(Equal("gitops:Kustomization/flux-system/apps/BuildFailed"))
-	long := types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("a", 200)}
-	a, b := Fingerprint("HelmRelease", long, "InstallFailed"), Fingerprint("HelmRelease", long, "UpgradeFailed")
-	g.Expect(len(a)).To(BeNumerically("<=", 128))
-	g.Expect(a).To(HavePrefix("gitops:HelmRelease/"))
-	g.Expect(a).NotTo(Equal(b))
 }
