@@ -69,7 +69,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 	values := map[string]any{
 		"receiver": map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
 		"leaderElection": map[string]any{"enabled": true,
-			"leaseDuration": "4s", "renewDeadline": "3s", "retryPeriod": "500ms"},
+			"leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "1s"},
 		"catalog": map[string]any{"seed": false, "forge": map[string]any{"secretName": "forge-token"}},
 		"model":   map[string]any{"provider": "openai", "name": "scripted", "endpoint": modelSrv.URL + "/v1"},
 		"notify":  map[string]any{"webhookURL": notifySrv.URL},
@@ -193,7 +193,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 		g.Expect(inv.Status.Result.SuggestedActions[0].State).To(Equal(runlorev1.ActionPendingApproval), statusJSON(inv))
 	}, 2*time.Minute, 100*time.Millisecond).Should(Succeed())
 	finished := time.Since(killed)
-	t.Logf("failover: lease taken over %s after SIGKILL (lease 4s, retry 500ms); investigation finished %s after it",
+	t.Logf("failover: lease taken over %s after SIGKILL (lease 6s, renew deadline 4s, retry 1s); investigation finished %s after it",
 		takeover.Round(10*time.Millisecond), finished.Round(10*time.Millisecond))
 
 	// alice, an approver, approves through the API server; the webhook on b
