@@ -183,3 +183,25 @@ func TestDedupWithinRequest(t *testing.T) {
 		}
 	}
 }
+
+// Alerts not recorded within the record timeout are a 503 with
+// Retry-After, never a request held past its sender's patience.
+func TestSlowRecordIs503(t *testing.T) {
+	g := NewWithT(t)
+	srv, _ := newReceiver(t, func(o *Options) { o.RatePerSecond, o.RecordTimeout = -1, 300*time.Millisecond })
+	appNS := newNamespace(t, "app")
+	real := srv.handler.record
+	srv.handler.record = func(ctx context.Context, sig Signal) (Outcome, error) {
+		if strings.Contains(sig.Spec.Labels["pod"], "slow") {
+			<-ctx.Done() // an API server that does not answer in time
+			return Outcome{}, ctx.Err()
+		}
+		return real(ctx, sig)
+	}
+	rec := post(srv.Handler(), testToken, podAlerts(appNS, "slow", 2))
+	g.Expect(rec.Code).To(Equal(http.StatusServiceUnavailable), rec.Body.String())
+	g.Expect(rec.Header().Get("Retry-After")).NotTo(BeEmpty())
+	// The queue was released: the next request is admitted and recorded.
+	g.Expect(post(srv.Handler(), testToken, podAlerts(appNS, "fast", 2))).To(HaveHTTPStatus(http.StatusOK))
+	g.Expect(incidents(t, appNS)).To(HaveLen(2))
+}
