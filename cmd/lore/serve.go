@@ -72,6 +72,9 @@ type serveConfig struct {
 	HealthProbeBindAddress      string          `json:"healthProbeBindAddress,omitempty"`
 	LeaderElect                 bool            `json:"leaderElect,omitempty"`
 	LeaderElectionNamespace     string          `json:"leaderElectionNamespace,omitempty"`
+	LeaderElectLeaseDuration    metav1.Duration `json:"leaderElectLeaseDuration,omitempty"`
+	LeaderElectRenewDeadline    metav1.Duration `json:"leaderElectRenewDeadline,omitempty"`
+	LeaderElectRetryPeriod      metav1.Duration `json:"leaderElectRetryPeriod,omitempty"`
 	MaxConcurrentInvestigations int             `json:"maxConcurrentInvestigations,omitempty"`
 	LogLevel                    string          `json:"logLevel,omitempty"`
 	GracefulShutdownTimeout     metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
@@ -122,6 +125,9 @@ func defaultServeConfig() serveConfig {
 		Namespace:                   ns,
 		MetricsBindAddress:          ":8080",
 		HealthProbeBindAddress:      ":8081",
+		LeaderElectLeaseDuration:    metav1.Duration{Duration: 15 * time.Second},
+		LeaderElectRenewDeadline:    metav1.Duration{Duration: 10 * time.Second},
+		LeaderElectRetryPeriod:      metav1.Duration{Duration: 2 * time.Second},
 		MaxConcurrentInvestigations: 4,
 		LogLevel:                    "info",
 		GracefulShutdownTimeout:     metav1.Duration{Duration: 30 * time.Second},
@@ -158,6 +164,9 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.HealthProbeBindAddress, "health-probe-bind-address", cfg.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "elect a leader so only one replica reconciles")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the leader lease; the operator's namespace when empty")
+	fs.DurationVar(&cfg.LeaderElectLeaseDuration.Duration, "leader-elect-lease-duration", cfg.LeaderElectLeaseDuration.Duration, "how long a standby waits before taking over a lease its leader stopped renewing")
+	fs.DurationVar(&cfg.LeaderElectRenewDeadline.Duration, "leader-elect-renew-deadline", cfg.LeaderElectRenewDeadline.Duration, "how long the leader keeps trying to renew before it gives up leading; less than the lease duration")
+	fs.DurationVar(&cfg.LeaderElectRetryPeriod.Duration, "leader-elect-retry-period", cfg.LeaderElectRetryPeriod.Duration, "how often leader-election clients retry; less than the renew deadline")
 	fs.IntVar(&cfg.MaxConcurrentInvestigations, "max-concurrent-investigations", cfg.MaxConcurrentInvestigations, "investigations advanced at once")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.DurationVar(&cfg.GracefulShutdownTimeout.Duration, "graceful-shutdown-timeout", cfg.GracefulShutdownTimeout.Duration, "how long to wait for runnables to stop")
@@ -254,6 +263,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if _, err := logLevel(cfg.LogLevel); err != nil {
 		return cfg, err
 	}
+	if err := checkLeaderTimings(cfg); err != nil {
+		return cfg, err
+	}
 	if _, err := phase.ParseBudgets(cfg.StepBudgets); err != nil {
 		return cfg, fmt.Errorf("--step-budgets: %w", err)
 	}
@@ -264,6 +276,20 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		return cfg, errors.New("--reconcile-timeout must be positive")
 	}
 	return cfg, nil
+}
+
+// checkLeaderTimings holds client-go's ordering: retry < renew < lease.
+func checkLeaderTimings(cfg serveConfig) error {
+	lease, renew, retry := cfg.LeaderElectLeaseDuration.Duration, cfg.LeaderElectRenewDeadline.Duration, cfg.LeaderElectRetryPeriod.Duration
+	switch {
+	case retry <= 0:
+		return fmt.Errorf("--leader-elect-retry-period %s: must be positive", retry)
+	case renew <= retry:
+		return fmt.Errorf("--leader-elect-renew-deadline %s: must exceed --leader-elect-retry-period %s", renew, retry)
+	case lease <= renew:
+		return fmt.Errorf("--leader-elect-lease-duration %s: must exceed --leader-elect-renew-deadline %s", lease, renew)
+	}
+	return nil
 }
 
 // stepBudgets are the phase step budgets: the defaults, a model's longer
@@ -562,6 +588,9 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		LeaderElection:          cfg.LeaderElect,
 		LeaderElectionID:        "runlore-leader.runlore.io",
 		LeaderElectionNamespace: leNamespace,
+		LeaseDuration:           &cfg.LeaderElectLeaseDuration.Duration,
+		RenewDeadline:           &cfg.LeaderElectRenewDeadline.Duration,
+		RetryPeriod:             &cfg.LeaderElectRetryPeriod.Duration,
 		GracefulShutdownTimeout: &shutdown,
 		WebhookServer:           webhook.NewServer(webhook.Options{Port: cfg.WebhookPort, CertDir: cfg.WebhookCertDir}),
 		// Informers only for RunLore's kinds and the GitOps objects it

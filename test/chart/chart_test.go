@@ -33,6 +33,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,7 +114,7 @@ func TestRenderedChartIsAccepted(t *testing.T) {
 	c, err := client.New(rest.CopyConfig(cfg), client.Options{Scheme: testenv.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
-	for _, ns := range []string{"runlore-system", "flux-system", "payments", "apps"} {
+	for _, ns := range []string{"runlore-system", "flux-system", "payments", "apps", "runlore-leases", "argocd"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
@@ -266,4 +267,199 @@ func convert(obj *unstructured.Unstructured, into any) error {
 		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	return nil
+}
+
+// TestEveryValueReachesTheContainer renders a fully configured install and
+// checks that each value arrives as the lore serve flag or environment
+// variable it configures.
+func TestEveryValueReachesTheContainer(t *testing.T) {
+	g := NewWithT(t)
+	dep, container := manager(t, cases["everything"])
+	wantArgs := []string{
+		"serve",
+		"--namespace=runlore-system",
+		"--leader-elect=true",
+		"--leader-election-namespace=runlore-leases",
+		"--leader-elect-lease-duration=20s",
+		"--leader-elect-renew-deadline=15s",
+		"--leader-elect-retry-period=3s",
+		"--log-level=debug",
+		"--max-concurrent-investigations=8",
+		"--graceful-shutdown-timeout=50s",
+		"--receiver-token-file=/etc/runlore/receiver/token",
+		"--incident-namespaces=shop-*,payments",
+		"--watch-gitops=true",
+		"--seed-catalog=false",
+		"--change-window=3h",
+		"--read-timeout=8s",
+		"--reconcile-timeout=2m",
+		"--step-budgets=investigate=3m,verify=90s",
+		"--kube-api-qps=40",
+		"--kube-api-burst=80",
+		"--receiver-max-queued-alerts=500",
+		"--receiver-concurrency=32",
+		"--argocd-repository-secrets=repo-platform,repo-apps",
+		"--prometheus-url=http://vmselect.monitoring.svc:8481/select/0/prometheus",
+		"--model-provider=openai",
+		"--model-name=qwen2.5-72b-instruct",
+		"--model-endpoint=http://vllm.models.svc:8000/v1",
+		"--notify-slack-webhook-file=/etc/runlore/notify/url",
+		"--notify-webhook-url=https://hooks.example.com/runlore",
+		"--aws",
+		"--pod-log-namespaces=flux-system,payments",
+		"--some-future-flag=on",
+	}
+	for _, a := range wantArgs {
+		g.Expect(container.Args).To(ContainElement(a))
+	}
+	g.Expect(container.Args).NotTo(ContainElement("--insecure-receiver"))
+	env := map[string]corev1.EnvVar{}
+	for _, e := range container.Env {
+		env[e.Name] = e
+	}
+	g.Expect(env["AWS_REGION"].Value).To(Equal("eu-west-1"))
+	g.Expect(env["HTTPS_PROXY"].Value).To(Equal("http://proxy.internal:3128"))
+	g.Expect(env["RUNLORE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Name).To(Equal("model-api-key"))
+	g.Expect(env["RUNLORE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Key).To(Equal("api-key"))
+	g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(2))
+	g.Expect(*dep.Spec.Template.Spec.TerminationGracePeriodSeconds).To(BeEquivalentTo(60), "the shutdown timeout plus 10s")
+	g.Expect(dep.Spec.Template.Spec.ServiceAccountName).To(Equal("runlore"))
+
+	// Every flag lore serve has is either set by the chart or reachable
+	// through a value; a new flag must be added to both.
+	flags := serveFlags(t)
+	g.Expect(flags).NotTo(BeEmpty())
+	set := map[string]bool{}
+	for _, a := range append(append([]string{}, container.Args...), defaultsArgs(t)...) {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		set[name] = true
+	}
+	for _, f := range flags {
+		if notFromChart[f] {
+			continue
+		}
+		g.Expect(set).To(HaveKey(f), "lore serve --%s has no chart value", f)
+	}
+
+	// The RBAC that follows those values.
+	roles := map[string]rbacv1.Role{}
+	for _, obj := range render(t, cases["everything"]) {
+		if obj.GetKind() == "Role" {
+			var r rbacv1.Role
+			g.Expect(convert(obj, &r)).To(Succeed())
+			roles[r.Namespace+"/"+r.Name] = r
+		}
+	}
+	g.Expect(roles).To(HaveKey("runlore-leases/runlore-leader-election"))
+	g.Expect(roles["flux-system/runlore-secrets"].Rules).To(ConsistOf(rbacv1.PolicyRule{
+		APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"fleet-auth"}, Verbs: []string{"get"}}))
+	g.Expect(roles["argocd/runlore-secrets"].Rules[0].ResourceNames).To(Equal([]string{"repo-platform"}))
+	g.Expect(roles["argocd/runlore-argocd-repositories"].Rules[0].ResourceNames).To(Equal([]string{"repo-platform", "repo-apps"}))
+}
+
+// TestInsecureReceiverValue: receiver.insecure replaces the token file.
+func TestInsecureReceiverValue(t *testing.T) {
+	g := NewWithT(t)
+	_, c := manager(t, []string{"--set", "receiver.insecure=true"})
+	g.Expect(c.Args).To(ContainElement("--insecure-receiver"))
+	for _, a := range c.Args {
+		g.Expect(a).NotTo(HavePrefix("--receiver-token-file"))
+	}
+}
+
+// TestSchemaRejectsBadValues: values.schema.json turns a wrong type, an
+// unknown key or an out-of-range value into an error naming the value.
+func TestSchemaRejectsBadValues(t *testing.T) {
+	for _, bad := range []struct{ set, names string }{
+		{"maxConcurrentInvestigations=lots", "/maxConcurrentInvestigations"},
+		{"maxConcurrentInvestigations=0", "/maxConcurrentInvestigations"},
+		{"leaderElection=true", "/leaderElection"},
+		{"changeWindow=six-hours", "/changeWindow"},
+		{"leaderElection.leaseDuration=15", "/leaderElection/leaseDuration"},
+		{"logLevel=verbose", "/logLevel"},
+		{"model.provider=llama", "/model/provider"},
+		{"prometheus.url=prometheus:9090", "/prometheus/url"},
+		{"policies.action.mode=yolo", "/policies/action/mode"},
+		{"receiver.port=70000", "/receiver/port"},
+		{"incidentNamespaces=payments", "/incidentNamespaces"},
+		{"gitops.watch=maybe", "/gitops/watch"},
+		{"stepBudgets.investigate=forever", "/stepBudgets/investigate"},
+		{"stepBudgets.think=1m", "think"},
+		{"kubeAPI.burst=-1", "/kubeAPI/burst"},
+		{"readTimeout=5", "/readTimeout"},
+		{"promethus.url=http://x", "promethus"},
+	} {
+		t.Run(bad.set, func(t *testing.T) {
+			out, err := helmErr(t, "template", "runlore", chartDir, "--namespace", "runlore-system", "--kube-version", "1.37.2", "--set", bad.set)
+			g := NewWithT(t)
+			g.Expect(err).To(HaveOccurred(), "helm accepted %s", bad.set)
+			g.Expect(out).To(ContainSubstring("schema"))
+			g.Expect(out).To(ContainSubstring(bad.names))
+		})
+	}
+}
+
+// notFromChart are lore serve flags the chart does not expose on purpose:
+// the chart mounts or fixes them.
+var notFromChart = map[string]bool{
+	"config":                true, // the chart passes flags, not a file
+	"kubeconfig":            true, // in-cluster configuration
+	"receiver-token-secret": true, // the chart mounts the token file instead
+	"insecure-receiver":     true, // receiver.insecure, checked by TestInsecureReceiverValue
+}
+
+// defaultsArgs are the manager's args under the default values.
+func defaultsArgs(t *testing.T) []string {
+	_, c := manager(t, nil)
+	return c.Args
+}
+
+func manager(t *testing.T, values []string) (*appsv1.Deployment, corev1.Container) {
+	t.Helper()
+	for _, obj := range render(t, values) {
+		if obj.GetKind() != "Deployment" {
+			continue
+		}
+		dep := &appsv1.Deployment{}
+		if err := convert(obj, dep); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			if c.Name == "manager" {
+				return dep, c
+			}
+		}
+	}
+	t.Fatal("no manager container rendered")
+	return nil, corev1.Container{}
+}
+
+// serveFlags lists lore serve's flags from their definitions in
+// cmd/lore/serve.go.
+func serveFlags(t *testing.T) []string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(testenv.Root(), "cmd", "lore", "serve.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for _, m := range flagDef.FindAllStringSubmatch(string(src), -1) {
+		flags = append(flags, m[1]+m[2])
+	}
+	if len(flags) < 20 {
+		t.Fatalf("found only %d flag definitions in serve.go: %v", len(flags), flags)
+	}
+	return flags
+}
+
+// flagDef matches fs.StringVar(&x, "name", …), fs.Func("name", …) and
+// fs.String("name", …).
+var flagDef = regexp.MustCompile(`fs\.(?:[A-Z][a-z]+Var\([^,]+, "([a-z0-9-]+)"|(?:Func|String|Bool|Int|Duration)\("([a-z0-9-]+)")`)
+
+func helmErr(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Getenv("RUNLORE_HELM"), args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
