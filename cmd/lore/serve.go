@@ -100,6 +100,9 @@ type serveConfig struct {
 	StepBudgets                 string          `json:"stepBudgets,omitempty"`
 	ReconcileTimeout            metav1.Duration `json:"reconcileTimeout,omitempty"`
 	ArgoCDRepositorySecrets     []string        `json:"argocdRepositorySecrets,omitempty"`
+
+	// skipNameValidation lets a test run a second manager in one process.
+	skipNameValidation bool
 }
 
 func defaultServeConfig() serveConfig {
@@ -452,7 +455,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		// watches, without managedFields; every other kind is read live.
 		Cache:      controllers.CacheOptions(),
 		Client:     controllers.ClientOptions(),
-		Controller: config.Controller{ReconciliationTimeout: cfg.ReconcileTimeout.Duration},
+		Controller: config.Controller{ReconciliationTimeout: cfg.ReconcileTimeout.Duration, SkipNameValidation: &cfg.skipNameValidation},
 	})
 	if err != nil {
 		return nil, err
