@@ -114,6 +114,9 @@ type serveConfig struct {
 	KubeAPIBurst                int             `json:"kubeAPIBurst,omitempty"`
 	ReceiverMaxQueuedAlerts     int             `json:"receiverMaxQueuedAlerts,omitempty"`
 	ReceiverConcurrency         int             `json:"receiverConcurrency,omitempty"`
+
+	// skipNameValidation lets a test run a second manager in one process.
+	skipNameValidation bool
 }
 
 func defaultServeConfig() serveConfig {
@@ -597,7 +600,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		// watches, without managedFields; every other kind is read live.
 		Cache:      controllers.CacheOptions(),
 		Client:     controllers.ClientOptions(),
-		Controller: config.Controller{ReconciliationTimeout: cfg.ReconcileTimeout.Duration},
+		Controller: config.Controller{ReconciliationTimeout: cfg.ReconcileTimeout.Duration, SkipNameValidation: &cfg.skipNameValidation},
 	})
 	if err != nil {
 		return nil, err

@@ -129,6 +129,7 @@ func TestServeUnderARestrictedIdentity(t *testing.T) {
 	cfg.SeedCatalog = false
 	cfg.CacheDir = t.TempDir()
 	cfg.WebhookCertDir = t.TempDir()
+	cfg.skipNameValidation = true
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, restricted.Config(), cfg) }()
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,10 +76,9 @@ func TestStepThatTimesOutThenRecoversMovesOn(t *testing.T) {
 	r := &recorder{verdict: "upheld"}
 	steps := r.steps()
 	fresh := steps.Investigate
-	calls := 0
+	var calls atomic.Int32
 	steps.Investigate = StepFunc(func(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
-		calls++
-		if calls == 1 {
+		if calls.Add(1) == 1 {
 			return blocking(started).Run(ctx, inc, inv)
 		}
 		return fresh.Run(ctx, inc, inv)
