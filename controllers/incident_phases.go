@@ -290,7 +290,21 @@ func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incide
 		return nil, nil
 	}
 	var list runlorev1.IncidentList
-	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingFields{workloadIndex: inc.Spec.Workload.Name}); err != nil {
+	err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingFields{workloadIndex: inc.Spec.Workload.Name})
+	if apierrors.IsBadRequest(err) {
+		// A reader without the manager's index (an uncached client, as in
+		// lore eval) lists the namespace and filters by the workload name.
+		var all runlorev1.IncidentList
+		if err := r.List(ctx, &all, client.InNamespace(inc.Namespace)); err != nil {
+			return nil, err
+		}
+		list.Items = list.Items[:0]
+		for _, it := range all.Items {
+			if it.Spec.Workload != nil && it.Spec.Workload.Name == inc.Spec.Workload.Name {
+				list.Items = append(list.Items, it)
+			}
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	for i := range list.Items {

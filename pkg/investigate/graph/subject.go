@@ -60,7 +60,12 @@ func SubjectOf(req incident.Request) Subject {
 		// one (the scraper's namespace is in namespace).
 		s.Namespace = firstLabel(l, "exported_namespace", "namespace")
 	}
-	if w := identity.FromLabels(l); w != nil && identity.IsCloud(*w) {
+	if w := identity.FromLabels(l); w != nil && identity.IsNode(*w) && l["node"] == "" && l["instance"] != "" {
+		// An exporter's instance is an address or host name, not yet a
+		// Node's name: the graph resolves it by InternalIP or hostname.
+		s.Instance, s.Namespace = l["instance"], ""
+		return s
+	} else if w != nil && identity.IsCloud(*w) && !identity.IsNode(*w) {
 		s.Kind, s.Name, s.Cloud, s.Namespace = w.Kind, w.Name, true, ""
 		return s
 	}
