@@ -307,12 +307,32 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		"--notify-webhook-url=https://hooks.example.com/runlore",
 		"--aws",
 		"--pod-log-namespaces=flux-system,payments",
+		"--controller-log-namespaces=flux-system,argocd",
+		"--logs-url=http://victorialogs.monitoring.svc:9428",
+		"--logs-backend=victorialogs",
+		"--stamp-key-file=/etc/runlore/stamp-key/key",
 		"--some-future-flag=on",
 	}
 	for _, a := range wantArgs {
 		g.Expect(container.Args).To(ContainElement(a))
 	}
 	g.Expect(container.Args).NotTo(ContainElement("--insecure-receiver"))
+	for _, a := range container.Args {
+		g.Expect(a).NotTo(HavePrefix("--stamp-key-secret"), "a mounted stamp key replaces the Secret read")
+		g.Expect(a).NotTo(HavePrefix("--webhook-cert-secret"), "cert-manager replaces the bootstrapped certificate")
+	}
+	stampKeyMounted := false
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == "runlore-stamp-key-external" {
+			stampKeyMounted = true
+		}
+	}
+	g.Expect(stampKeyMounted).To(BeTrue(), "webhook.stampKey.existingSecret is mounted")
+	defaults := defaultsArgs(t)
+	for _, a := range []string{"--stamp-key-secret=runlore-stamp-key", "--webhook-cert-secret=runlore-webhook-cert",
+		"--webhook-service=runlore-webhook", "--webhook-configuration=runlore-verbs"} {
+		g.Expect(defaults).To(ContainElement(a))
+	}
 	env := map[string]corev1.EnvVar{}
 	for _, e := range container.Env {
 		env[e.Name] = e
@@ -330,7 +350,7 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 	flags := serveFlags(t)
 	g.Expect(flags).NotTo(BeEmpty())
 	set := map[string]bool{}
-	for _, a := range append(append([]string{}, container.Args...), defaultsArgs(t)...) {
+	for _, a := range append(append([]string{}, container.Args...), defaults...) {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		set[name] = true
 	}
@@ -351,6 +371,11 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		}
 	}
 	g.Expect(roles).To(HaveKey("runlore-leases/runlore-leader-election"))
+	g.Expect(roles).To(HaveKey("argocd/runlore-pod-logs"), "controller logs are readable where they are named")
+	g.Expect(roles).To(HaveKey("runlore-system/runlore-manager"))
+	for _, r := range roles["runlore-system/runlore-manager"].Rules {
+		g.Expect(r.ResourceNames).NotTo(ContainElement("runlore-stamp-key-external"), "a mounted stamp key is not readable through the API")
+	}
 	g.Expect(roles["flux-system/runlore-secrets"].Rules).To(ConsistOf(rbacv1.PolicyRule{
 		APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"fleet-auth"}, Verbs: []string{"get"}}))
 	g.Expect(roles["argocd/runlore-secrets"].Rules[0].ResourceNames).To(Equal([]string{"repo-platform"}))
@@ -388,6 +413,11 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"kubeAPI.burst=-1", "/kubeAPI/burst"},
 		{"readTimeout=5", "/readTimeout"},
 		{"promethus.url=http://x", "promethus"},
+		{"webhook.stampKey.mountAsFile=maybe", "/webhook/stampKey/mountAsFile"},
+		{"webhook.stampKey.secret=x", "/webhook/stampKey"},
+		{"webhook.certManager.enabled=true", "/webhook/certManager"},
+		{"logs.backend=elastic", "/logs/backend"},
+		{"logs.url=loki:3100", "/logs/url"},
 	} {
 		t.Run(bad.set, func(t *testing.T) {
 			out, err := helmErr(t, "template", "runlore", chartDir, "--namespace", "runlore-system", "--kube-version", "1.37.2", "--set", bad.set)
