@@ -333,7 +333,7 @@ func (r *IncidentReconciler) confirmLead(ctx context.Context, members []*runlore
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	var invs runlorev1.InvestigationList
-	if err := r.APIReader.List(ctx, &invs, client.InNamespace(members[0].Namespace),
+	if err := r.liveReader().List(ctx, &invs, client.InNamespace(members[0].Namespace),
 		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*sel)}); err != nil {
 		return trigger.Storm{}, fmt.Errorf("list the storm's Investigations: %w", err)
 	}
@@ -368,7 +368,7 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	}
 	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	live, err := receiver.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
+	live, err := receiver.ConfirmPodWorkload(readCtx, r.liveReader(), w.Namespace, pod)
 	if err != nil {
 		logf.FromContext(ctx).Info("workload not confirmed; keeping the reduction from the pod name", "pod", pod, "reason", err.Error())
 		return false, nil
@@ -387,4 +387,13 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 		return false, fmt.Errorf("record the confirmed workload: %w", err)
 	}
 	return true, nil
+}
+
+// liveReader reads past the cache: the API reader, or the client itself
+// when the reconciler was built without one (it is then uncached).
+func (r *IncidentReconciler) liveReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }

@@ -170,7 +170,7 @@ func (o *operator) run(ctx context.Context, s Scenario, engine *investigate.Engi
 	}
 	defer func() { cs.PhasePath = path.get() }()
 
-	incidents := &controllers.IncidentReconciler{Client: o.c, Recorder: recorder, OperatorNamespace: OperatorNamespace, Now: now}
+	incidents := &controllers.IncidentReconciler{Client: o.c, APIReader: o.c, Recorder: recorder, OperatorNamespace: OperatorNamespace, Now: now}
 	investigations := &controllers.InvestigationReconciler{Client: o.c, APIReader: o.c, Recorder: recorder,
 		Machine: &phase.Machine{Steps: wrapped, Now: now}}
 	incKey := types.NamespacedName{Namespace: inc.Namespace, Name: inc.Name}
