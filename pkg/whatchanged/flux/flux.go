@@ -216,11 +216,17 @@ func (c *Collector) kustomizationChanges(ctx context.Context, ks *kustomizev1.Ku
 			ManagesWorkload: manages,
 			Note:            t.Note,
 		}
-		if err := c.addDiff(ctx, ks, inventory, t, &ch); err != nil {
+		chs, err := c.diffChanges(ctx, ks, inventory, t, ch)
+		if err != nil {
 			refused = append(refused, err)
 		}
-		ch.Summary = summary(ch, t)
-		out = append(out, ch)
+		for i, ch := range chs {
+			if i > 0 && ch.At.After(q.To) {
+				continue
+			}
+			ch.Summary = summary(ch, t)
+			out = append(out, ch)
+		}
 	}
 	return out, refused
 }
@@ -230,8 +236,8 @@ func summary(ch whatchanged.Change, t Transition) string {
 	if t.Status == "Failed" {
 		verb = "attempted"
 	}
-	to := t.To
-	if r, err := gitdiff.ParseRevision(t.To); err == nil {
+	to := ch.ToRevision
+	if r, err := gitdiff.ParseRevision(to); err == nil {
 		to = r.Short()
 	}
 	s := fmt.Sprintf("Kustomization %s %s", verb, to)
@@ -241,53 +247,145 @@ func summary(ch whatchanged.Change, t Transition) string {
 	return s
 }
 
-// addDiff fills the change's diff, files, objects, author and message from
-// the source repository; what cannot be read becomes the Note. A read of
-// the cluster that was refused or timed out is also returned.
-func (c *Collector) addDiff(ctx context.Context, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef, t Transition, ch *whatchanged.Change) error {
-	note := func(format string, args ...any) {
-		ch.Note = strings.TrimSpace(ch.Note + "; " + fmt.Sprintf(format, args...))
-		ch.Note = strings.TrimPrefix(ch.Note, "; ")
+// diffChanges fills the change's diff, files, objects, author and message
+// from the source repository; what cannot be read becomes the Note. When
+// the transition spans several commits it returns one Change per commit
+// that touched the Kustomization's path (see perCommit), otherwise the one
+// change. A read of the cluster that was refused or timed out is also
+// returned.
+func (c *Collector) diffChanges(ctx context.Context, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef, t Transition, ch whatchanged.Change) ([]whatchanged.Change, error) {
+	m, err := c.mirrorOf(ctx, ks, &ch)
+	if m == nil {
+		return []whatchanged.Change{ch}, err
 	}
+	if chs := c.perCommit(ctx, m, ks, inventory, t, &ch); chs != nil {
+		return chs, nil
+	}
+	c.diffOne(ctx, m, ks, inventory, t.From, t.To, &ch)
+	return []whatchanged.Change{ch}, nil
+}
+
+// perCommit attributes a transition spanning several commits to the commits
+// that changed files under spec.path. Flux keeps one history entry per
+// rendered digest and overwrites its revision with every later commit that
+// renders the same output, so the entry names the newest commit of the
+// range, not the one that changed the Kustomization. It returns nil, with
+// the reason in ch's Note when there is one, when the range is one commit
+// or its history cannot be read; the caller then diffs the whole range.
+func (c *Collector) perCommit(ctx context.Context, m *gitdiff.Mirror, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef,
+	t Transition, ch *whatchanged.Change) []whatchanged.Change {
+	if t.From == "" || t.From == t.To {
+		return nil
+	}
+	fromRev, err1 := gitdiff.ParseRevision(t.From)
+	toRev, err2 := gitdiff.ParseRevision(t.To)
+	if err1 != nil || err2 != nil {
+		return nil // diffOne reports the unreadable revision
+	}
+	fromHash, err1 := fromRev.CommitHash()
+	toHash, err2 := toRev.CommitHash()
+	if err1 != nil || err2 != nil || fromHash == toHash {
+		return nil
+	}
+	commits, n, err := m.CommitsTouching(ctx, fromHash, toHash, ks.Spec.Path, gitdiff.MaxRangeCommits)
+	if err != nil {
+		addNote(ch, "history of the range not read (%v): the diff covers the whole range", err)
+		return nil
+	}
+	if n <= 1 {
+		return nil
+	}
+	path := ks.Spec.Path
+	if path == "" {
+		path = "./"
+	}
+	if len(commits) == 0 {
+		addNote(ch, "none of the %d commits in the range changed files under %s; the rendered output changed through files outside it", n, path)
+		return nil
+	}
+	rev := func(h string) string {
+		return gitdiff.Revision{Ref: toRev.Ref, Algorithm: gitdiff.AlgorithmSHA1, Digest: h}.String()
+	}
+	out := make([]whatchanged.Change, 0, len(commits))
+	for i, pc := range commits {
+		one := *ch
+		one.FromRevision, one.ToRevision = rev(pc.Parent.String()), rev(pc.Hash)
+		if pc.Parent.IsZero() {
+			one.FromRevision = ""
+		}
+		if len(commits) == 1 {
+			addNote(&one, "status.history names %s; of the %d commits since %s only this one changed files under %s",
+				toRev.Short(), n, fromRev.Short(), path)
+		} else {
+			addNote(&one, "commit %d of %d that changed files under %s among the %d commits from %s to %s (status.history names only the last)",
+				i+1, len(commits), path, n, fromRev.Short(), toRev.Short())
+		}
+		if i > 0 {
+			if pc.When.After(one.At) {
+				one.At = pc.When
+			}
+			addNote(&one, "applied no earlier than the history entry's first reconcile and the commit's time, whichever is later")
+		}
+		c.diffOne(ctx, m, ks, inventory, one.FromRevision, one.ToRevision, &one)
+		out = append(out, one)
+	}
+	return out
+}
+
+// mirrorOf resolves the Kustomization's GitRepository to its mirror; nil,
+// with the reason in ch's Note, when there is none. A read of the cluster
+// that was refused or timed out is also returned.
+func (c *Collector) mirrorOf(ctx context.Context, ks *kustomizev1.Kustomization, ch *whatchanged.Change) (*gitdiff.Mirror, error) {
 	ref := ks.Spec.SourceRef
 	if ref.Kind != "GitRepository" {
-		note("source is a %s: no git history to diff", ref.Kind)
-		return nil
+		addNote(ch, "source is a %s: no git history to diff", ref.Kind)
+		return nil, nil
 	}
 	if c.Mirrors == nil {
-		note("no git mirror cache configured")
-		return nil
+		addNote(ch, "no git mirror cache configured")
+		return nil, nil
 	}
 	ns := ref.Namespace
 	if ns == "" {
 		ns = ks.Namespace
 	}
 	if c.Client == nil {
-		note("no Kubernetes client to read GitRepository %s/%s", ns, ref.Name)
-		return nil
+		addNote(ch, "no Kubernetes client to read GitRepository %s/%s", ns, ref.Name)
+		return nil, nil
 	}
 	url, auth, err := whatchanged.ResolveGitRepository(ctx, c.reader(), ns, ref.Name)
 	if err != nil {
-		note("%v", err)
+		addNote(ch, "%v", err)
 		if u, ok := kuberead.AsUnavailable(err); ok {
-			return u
+			return nil, u
 		}
-		return nil
+		return nil, nil
 	}
 	m, err := c.Mirrors.Mirror(url, auth)
 	if err != nil {
-		note("%v", err)
-		return nil
+		addNote(ch, "%v", err)
+		return nil, nil
 	}
-	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, t.From, t.To, ks.Spec.Path, c.Limits, note)
+	return m, nil
+}
+
+// diffOne fills ch from the diff of from..to under the Kustomization's path.
+func (c *Collector) diffOne(ctx context.Context, m *gitdiff.Mirror, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef,
+	from, to string, ch *whatchanged.Change) {
+	note := func(format string, args ...any) { addNote(ch, format, args...) }
+	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, from, to, ks.Spec.Path, c.Limits, note)
 	if err != nil {
 		note("%v", err)
-		return nil
+		return
 	}
 	for _, mf := range manifests {
 		ch.Objects = append(ch.Objects, objectOf(mf, ks, inventory))
 	}
-	return nil
+}
+
+func addNote(ch *whatchanged.Change, format string, args ...any) {
+	ch.Note = strings.TrimSpace(ch.Note + "; " + fmt.Sprintf(format, args...))
+	ch.Note = strings.TrimPrefix(ch.Note, "; ")
 }
 
 // objectOf places a manifest in its namespace: targetNamespace overrides,
