@@ -26,7 +26,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -41,7 +40,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,12 +52,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/config/crd"
+	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/eval"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
-	"github.com/runlore/runlore/test/crds"
 )
 
 const demoNamespace = "payments"
@@ -98,7 +95,7 @@ func demo(ctx context.Context, out io.Writer, model modelFlags) error {
 	if assets == "" {
 		return errors.New("KUBEBUILDER_ASSETS is not set: run `make demo`, which builds the local control plane first")
 	}
-	crds, err := embeddedCRDs()
+	crds, err := controlplane.EmbeddedCRDs()
 	if err != nil {
 		return err
 	}
@@ -341,32 +338,6 @@ func printFinding(out io.Writer, inc *runlorev1.Incident, inv *runlorev1.Investi
 	}
 	fmt.Fprintf(out, "  verdict: %s; incident phase: %s\n", res.Verdict, inc.Status.Phase)
 	return nil
-}
-
-// embeddedCRDs are RunLore's CRDs and Flux's, built into the binary.
-func embeddedCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, fsys := range []fs.FS{crd.Bases, crds.Flux} {
-		err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			raw, err := fs.ReadFile(fsys, path)
-			if err != nil {
-				return err
-			}
-			obj := &apiextensionsv1.CustomResourceDefinition{}
-			if err := yaml.UnmarshalStrict(raw, obj); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			out = append(out, obj)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 func demoKubeconfig(env *envtest.Environment) (string, func(), error) {
