@@ -270,6 +270,12 @@ func pointAtRepositories(objs []*unstructured.Unstructured, urls map[string]stri
 				if err := unstructured.SetNestedField(o.Object, u, "spec", "url"); err != nil {
 					return err
 				}
+				// The built repository is served without credentials: a
+				// secretRef to a Secret the recorded state does not hold
+				// would only stop the diff from being read.
+				if name, _, _ := unstructured.NestedString(o.Object, "spec", "secretRef", "name"); name != "" && !holdsSecret(objs, o.GetNamespace(), name) {
+					unstructured.RemoveNestedField(o.Object, "spec", "secretRef")
+				}
 			}
 		case o.GetKind() == "Application" && group == "argoproj.io":
 			var err error
@@ -280,6 +286,16 @@ func pointAtRepositories(objs []*unstructured.Unstructured, urls map[string]stri
 		}
 	}
 	return nil
+}
+
+// holdsSecret reports whether objs include the Secret namespace/name.
+func holdsSecret(objs []*unstructured.Unstructured, namespace, name string) bool {
+	for _, o := range objs {
+		if o.GetKind() == "Secret" && o.GetNamespace() == namespace && o.GetName() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // rewriteRepoURLs walks an Application and resolves every "repoURL" string.
