@@ -802,9 +802,19 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		msg := causeMessage(n)
 		h := graphHypothesis{}
 		h.entities = []string{n.Ref()}
+		// A condition or status says what the object is; an Event only
+		// what happened to it.
 		word := ""
-		if len(n.Symptoms) > 0 {
+		for _, sy := range n.Symptoms {
+			if sy.Source != "event" {
+				word = sy.Word
+				break
+			}
+		}
+		if word == "" && len(n.Symptoms) > 0 {
 			word = n.Symptoms[0].Word
+		}
+		if word != "" {
 			h.entities = appendUnique(h.entities, word)
 			h.explains = append(h.explains, word)
 		}
@@ -1085,7 +1095,9 @@ func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 		return nil
 	}
 	h := graphHypothesis{}
-	h.entities = []string{n.Ref()}
+	// A cloud resource is named by its bare id too, as people and
+	// catalogs name it.
+	h.entities = []string{n.Ref(), n.Name}
 	h.evidence = []string{evidenceLine(n)}
 	h.summary = fmt.Sprintf("%s is the alert's cloud resource; no change to it was found before onset, and its health is not visible from the cluster", n.Ref())
 	h.confidence = 0.3

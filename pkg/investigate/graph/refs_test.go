@@ -166,6 +166,8 @@ func TestSubjectOf(t *testing.T) {
 		{"an autoscaler", incident.Request{Namespace: "web", Labels: map[string]string{"namespace": "web", "horizontalpodautoscaler": "frontend"}},
 			Subject{Kind: "HorizontalPodAutoscaler", Namespace: "web", Name: "frontend"}},
 		{"a node label", incident.Request{Labels: map[string]string{"node": "worker-a"}}, Subject{Kind: "Node", Name: "worker-a"}},
+		{"an ARN under an exporter's own label", incident.Request{Labels: map[string]string{"name": "arn:aws:rds:eu-west-1:123456789012:db:orders-pg", "dimension_DBInstanceIdentifier": "orders-pg"}},
+			Subject{Kind: "rds:db", Name: "orders-pg", Cloud: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

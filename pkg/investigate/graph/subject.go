@@ -18,6 +18,7 @@ package graph
 
 import (
 	"net"
+	"sort"
 	"strings"
 
 	"github.com/runlore/runlore/pkg/identity"
@@ -68,6 +69,23 @@ func SubjectOf(req incident.Request) Subject {
 	} else if w != nil && identity.IsCloud(*w) && !identity.IsNode(*w) {
 		s.Kind, s.Name, s.Cloud, s.Namespace = w.Kind, w.Name, true, ""
 		return s
+	}
+	if req.Workload == "" {
+		// Exporters spell a cloud resource's ARN under labels of their own
+		// (name, dimension_…): any label holding an ARN names it.
+		keys := make([]string, 0, len(l))
+		for k := range l {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if v := l[k]; strings.HasPrefix(v, "arn:") {
+				if w, err := identity.ParseARN(v); err == nil {
+					s.Kind, s.Name, s.Cloud, s.Namespace = w.Kind, w.Name, true, ""
+					return s
+				}
+			}
+		}
 	}
 	if req.Workload != "" {
 		s.Kind, s.Name = req.Kind(), req.Workload
