@@ -299,7 +299,11 @@ type entryClaims struct {
 	Blamed []objectRef
 	// Named are the objects its symptom, investigation and cause name.
 	Named []objectRef
-	// Conditions are the condition words it names.
+	// Symptom are the condition words its title and symptom name: what
+	// was seen at the subject, which live state must show.
+	Symptom []string
+	// Conditions are all the condition words it names, its cause's and
+	// investigation's too (those may be seen on a neighbour elsewhere).
 	Conditions []string
 }
 
@@ -340,6 +344,12 @@ func claimsOf(doc catalog.Document, ns string, subject *runlorev1.Workload) entr
 	cause := causeText(e)
 	said := strings.Join([]string{e.Title, cause, e.Section(okf.SectionSymptom), e.Section(okf.SectionInvestigate)}, "\n")
 	cl.Conditions = conditionsIn(said)
+	symptom := e.Section(okf.SectionSymptom)
+	if strings.TrimSpace(symptom) == "" {
+		// Prose says what is seen first.
+		symptom = okf.Lead(e.Body)
+	}
+	cl.Symptom = conditionsIn(e.Title + "\n" + symptom)
 	isResource := func(o objectRef) bool {
 		r := cl.Resource
 		return r != nil && o.Namespace == r.Namespace && o.Name == r.Name && (r.Kind == "" || o.Kind == r.Kind)
@@ -595,19 +605,23 @@ func judge(cl entryClaims, live liveState, ns string, exists lookup) judgement {
 		j.Unchecked = append(j.Unchecked, "pods and events of "+ns+" could not be read")
 		return j
 	}
-	// The symptom class: one of the classes the entry names must be seen.
-	var named []string
-	anySeen := false
 	for _, w := range cl.Conditions {
 		if _, ok := live.observed(conditionClasses[w]); ok {
-			anySeen = true
 			j.Conditions = append(j.Conditions, w)
 		}
-		named = append(named, w)
+	}
+	// The symptom class: one of the classes the entry's symptom names must
+	// be seen.
+	named := cl.Symptom
+	anySeen := false
+	for _, w := range named {
+		if _, ok := live.observed(conditionClasses[w]); ok {
+			anySeen = true
+		}
 	}
 	switch {
 	case len(named) == 0:
-		j.Unchecked = append(j.Unchecked, "the entry names no condition to look for")
+		j.Unchecked = append(j.Unchecked, "the entry's symptom names no condition to look for")
 	case live.Empty:
 		j.Unchecked = append(j.Unchecked, "no pods or events in "+ns+" to compare the symptom with")
 	case !anySeen:

@@ -18,6 +18,7 @@ package pipeline
 
 import (
 	"context"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -157,19 +158,21 @@ func TestJudge(t *testing.T) {
 		conditions []string
 		confirmed  []string
 	}{
-		{name: "the named symptom is seen", claims: entryClaims{Conditions: []string{"OOMKilled"}}, live: oom,
+		{name: "the named symptom is seen", claims: entryClaims{Symptom: []string{"OOMKilled"}, Conditions: []string{"OOMKilled"}}, live: oom,
 			conditions: []string{"OOMKilled"}},
-		{name: "a symptom of the same class is seen", claims: entryClaims{Conditions: []string{"ErrImagePull"}}, live: observe("shop", []corev1.Pod{pullPod()}, nil),
+		{name: "a symptom of the same class is seen", claims: entryClaims{Symptom: []string{"ErrImagePull"}, Conditions: []string{"ErrImagePull"}}, live: observe("shop", []corev1.Pod{pullPod()}, nil),
 			conditions: []string{"ErrImagePull"}},
-		{name: "one of several named symptoms is enough", claims: entryClaims{Conditions: []string{"CrashLoopBackOff", "ImagePullBackOff"}}, live: oom,
+		{name: "one of several named symptoms is enough", claims: entryClaims{Symptom: []string{"CrashLoopBackOff", "ImagePullBackOff"}, Conditions: []string{"CrashLoopBackOff", "ImagePullBackOff"}}, live: oom,
 			conditions: []string{"CrashLoopBackOff"}},
-		{name: "a crash loop is read from kubelet's back-off message", claims: entryClaims{Conditions: []string{"CrashLoopBackOff"}},
+		{name: "a crash loop is read from kubelet's back-off message", claims: entryClaims{Symptom: []string{"CrashLoopBackOff"}, Conditions: []string{"CrashLoopBackOff"}},
 			live: observe("shop", nil, []corev1.Event{event("Pod", "api-1", "BackOff", "Back-off restarting failed container api")}), conditions: []string{"CrashLoopBackOff"}},
-		{name: "the named symptom is not what the pods show", claims: entryClaims{Conditions: []string{"OOMKilled"}}, live: pull,
+		{name: "the named symptom is not what the pods show", claims: entryClaims{Symptom: []string{"OOMKilled"}, Conditions: []string{"OOMKilled"}}, live: pull,
 			contradict: "the entry's symptom (OOMKilled) is not what pods and events in shop show (they show ErrImagePull, ImagePullBackOff)"},
 		{name: "an entry naming no condition is not judged on one", claims: entryClaims{}, live: pull},
-		{name: "nothing live to compare with", claims: entryClaims{Conditions: []string{"OOMKilled"}}, live: empty},
-		{name: "live state unread", claims: entryClaims{Conditions: []string{"OOMKilled"}, Blamed: []objectRef{ref("ConfigMap/shop/api-config")}},
+		{name: "a condition only the cause names (a neighbour's, maybe elsewhere) is no symptom to hold against it",
+			claims: entryClaims{Conditions: []string{"OOMKilled", "ImagePullBackOff"}}, live: pull, conditions: []string{"ImagePullBackOff"}},
+		{name: "nothing live to compare with", claims: entryClaims{Symptom: []string{"OOMKilled"}, Conditions: []string{"OOMKilled"}}, live: empty},
+		{name: "live state unread", claims: entryClaims{Symptom: []string{"OOMKilled"}, Blamed: []objectRef{ref("ConfigMap/shop/api-config")}},
 			live: liveState{}, exists: objects(nil)},
 		{name: "a blamed object that does not exist", claims: entryClaims{Blamed: []objectRef{ref("ConfigMap/shop/api-config")}}, live: oom,
 			exists: objects(nil, "ConfigMap/shop/other"), contradict: "the entry blames ConfigMap/shop/api-config, which does not exist"},
@@ -187,7 +190,7 @@ func TestJudge(t *testing.T) {
 		{name: "a kind RunLore may not list cannot be checked", claims: entryClaims{Blamed: []objectRef{ref("Secret/shop/tls")}}, live: oom,
 			exists: objects(map[string]bool{"Secret": true})},
 		{name: "a past incident's pod name is not held against today's", claims: entryClaims{Blamed: []objectRef{ref("Pod/shop/api-5d8f7c9b6-abcde")}}, live: pull, exists: objects(nil)},
-		{name: "both a wrong symptom and a missing object", claims: entryClaims{Conditions: []string{"CreateContainerConfigError"}, Blamed: []objectRef{ref("ConfigMap/shop/victim-config")}},
+		{name: "both a wrong symptom and a missing object", claims: entryClaims{Symptom: []string{"CreateContainerConfigError"}, Blamed: []objectRef{ref("ConfigMap/shop/victim-config")}},
 			live: pull, exists: objects(nil), contradict: "ConfigMap/shop/victim-config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,6 +244,7 @@ Delete the ConfigMap shop/unrelated-cm and retry.
 	cl := claimsOf(catalog.Document{Entry: e}, "shop", &runlorev1.Workload{Kind: "Deployment", Namespace: "shop", Name: "registry"})
 	g.Expect(cl.Resource).To(Equal(&objectRef{Kind: "Deployment", Namespace: "shop", Name: "registry"}))
 	g.Expect(cl.Conditions).To(Equal([]string{"CreateContainerConfigError"}))
+	g.Expect(cl.Symptom).To(Equal([]string{"CreateContainerConfigError"}))
 	var blamed, named []string
 	for _, o := range cl.Blamed {
 		blamed = append(blamed, o.String())
@@ -324,4 +328,33 @@ func TestRecallRefusesWhatLiveStateContradicts(t *testing.T) {
 	rc := inv.Status.Result.RootCauses[0]
 	g.Expect(rc.Summary).To(Equal("The checkout-flags ConfigMap lost its MODE key, so the container refuses to start."))
 	g.Expect(rc.Entities).To(Equal([]string{"Deployment/" + ns + "/checkout", "ConfigMap/" + ns + "/checkout-flags"}))
+}
+
+// FuzzEntryText: what the confirm reads out of an entry's prose never
+// panics, and every object it finds has a kind and an object name.
+func FuzzEntryText(f *testing.F) {
+	for _, seed := range []string{
+		"1. **The `AccessKey/xplane-harbor` is at quota.** (95%)",
+		"The api-config ConfigMap lost its key; Secret ns/db-creds; Node ip-1.x is NotReady; OOMKilled",
+		"```\nkubectl get deployment/api\n```\n> [!NOTE] e.g. CrashLoopBackOff. ",
+		"`` ` `a` ConfigMap `b`` Kind/ / //x/y/z - 1. 2)",
+	} {
+		f.Add(seed)
+	}
+	name := regexp.MustCompile(`^` + namePart + `$`)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, o := range objectsIn(text, "shop") {
+			if o.Kind == "" || !name.MatchString(o.Name) || (o.Namespace != "" && !name.MatchString(o.Namespace)) {
+				t.Fatalf("objectsIn(%q) found %+v", text, o)
+			}
+		}
+		for _, w := range conditionsIn(text) {
+			if conditionClasses[w] == "" {
+				t.Fatalf("conditionsIn(%q) found %q", text, w)
+			}
+		}
+		if s := leadSentence(text); len(s) > len(text) {
+			t.Fatalf("leadSentence(%q) = %q is longer than its text", text, s)
+		}
+	})
 }

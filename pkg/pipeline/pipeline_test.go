@@ -18,6 +18,7 @@ package pipeline
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -40,6 +41,15 @@ import (
 var k8s client.Client
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// Fuzz targets here read catalog prose and need no cluster; fuzz
+	// workers would otherwise each start a control plane.
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		os.Exit(m.Run())
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		os.Exit(m.Run())
+	}
 	env, err := testenv.New()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
