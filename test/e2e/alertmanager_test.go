@@ -36,7 +36,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -185,29 +184,29 @@ receivers:
 	g.Expect(crash.Spec.Fingerprint).To(MatchRegexp(`^[0-9a-f]{16}$`), "Alertmanager's own fingerprint")
 	g.Expect(crash.Status.Occurrences).To(BeEquivalentTo(1))
 	g.Expect(crash.Status.FirstFiredAt.Time).To(BeTemporally("==", startsAt))
-	g.Expect(crash.Status.Phase).To(Equal(runlorev1.IncidentPending))
+	// Phase and conditions are the Incident reconciler's to derive (its
+	// envtests cover them); the receiver records the occurrence fields.
 	g.Expect(*apps["KubeStatefulSetReplicasMismatch"].Spec.Workload).To(Equal(runlorev1.Workload{Namespace: "payments", Kind: "StatefulSet", Name: "redis"}))
 	watchdog := byAlert("runlore-system")["Watchdog"]
-	g.Expect(watchdog.Status.Phase).To(Equal(runlorev1.IncidentIgnored))
+	g.Expect(watchdog.Status.Occurrences).To(BeEquivalentTo(1))
 	g.Expect(watchdog.Spec.Workload).To(BeNil())
 
 	// Resolve them all through Alertmanager.
 	endsAt := time.Now().UTC().Truncate(time.Second)
 	push(endsAt)
-	g.Eventually(func() []runlorev1.IncidentPhase {
-		var phases []runlorev1.IncidentPhase
+	g.Eventually(func() []time.Time {
+		var ends []time.Time
 		for _, inc := range list("payments") {
-			phases = append(phases, inc.Status.Phase)
+			if inc.Status.ResolvedAt != nil {
+				ends = append(ends, inc.Status.ResolvedAt.Time)
+			}
 		}
-		return phases
-	}, 30*time.Second, 100*time.Millisecond).Should(HaveEach(runlorev1.IncidentResolved))
+		return ends
+	}, 30*time.Second, 100*time.Millisecond).Should(And(HaveLen(2), HaveEach(BeTemporally("==", endsAt))))
 	for _, inc := range list("payments") {
-		g.Expect(apimeta.IsStatusConditionTrue(inc.Status.Conditions, runlorev1.ResolvedCondition)).To(BeTrue())
-		g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", endsAt))
 		g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1), "one occurrence, fired then resolved")
 	}
 	g.Eventually(func() *metav1.Time { return byAlert("runlore-system")["Watchdog"].Status.ResolvedAt }, 10*time.Second).ShouldNot(BeNil())
-	g.Expect(byAlert("runlore-system")["Watchdog"].Status.Phase).To(Equal(runlorev1.IncidentIgnored), "ignored stays ignored")
 
 	cancel()
 	g.Eventually(served, 10*time.Second).Should(Receive(BeNil()))
