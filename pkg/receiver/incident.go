@@ -22,13 +22,13 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -107,13 +107,13 @@ func SpecFromAlert(a *Alert, environmentLabels []string) (runlorev1.IncidentSpec
 	}
 	for _, l := range environmentLabels {
 		if v := a.Labels[l]; v != "" {
-			spec.Environment = truncate(v, maxShortField)
+			spec.Environment = textutil.Prefix(v, maxShortField)
 			break
 		}
 	}
 	spec.Title = firstNonEmpty(a.Annotations["summary"], a.Annotations["title"], alertName, "alert "+spec.Fingerprint)
-	spec.Title = truncate(oneLine(spec.Title), maxTitle)
-	spec.Message = truncate(firstNonEmpty(a.Annotations["description"], a.Annotations["message"]), maxMessage)
+	spec.Title = textutil.Prefix(oneLine(spec.Title), maxTitle)
+	spec.Message = textutil.Prefix(firstNonEmpty(a.Annotations["description"], a.Annotations["message"]), maxMessage)
 	if len(a.GeneratorURL) <= maxGeneratorURL {
 		// A cut URL is a broken link; one too long is left out.
 		spec.GeneratorURL = a.GeneratorURL
@@ -143,7 +143,7 @@ func TriggerKey(alertName string, w *runlorev1.Workload) string {
 	if w != nil {
 		key += "/" + identity.String(*w)
 	}
-	return truncate(key, maxTriggerKey)
+	return textutil.Prefix(key, maxTriggerKey)
 }
 
 func checkWorkload(w *runlorev1.Workload) *FieldError {
@@ -173,16 +173,4 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// truncate shortens s to at most n bytes without splitting a UTF-8 rune.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
 }

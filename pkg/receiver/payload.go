@@ -24,6 +24,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Message is Alertmanager's webhook payload, version 4 (VMAlert's
@@ -131,12 +133,12 @@ func jsonError(err error) error {
 
 func (m *Message) validate() error {
 	if m.Version != "4" {
-		return &FieldError{Field: "version", Reason: fmt.Sprintf("want \"4\", got %q", clip(m.Version, 16))}
+		return &FieldError{Field: "version", Reason: fmt.Sprintf("want \"4\", got %q", textutil.TruncateMark(m.Version, 16, "…"))}
 	}
 	switch m.Status {
 	case "", StatusFiring, StatusResolved:
 	default:
-		return &FieldError{Field: "status", Reason: fmt.Sprintf("want firing or resolved, got %q", clip(m.Status, 16))}
+		return &FieldError{Field: "status", Reason: fmt.Sprintf("want firing or resolved, got %q", textutil.TruncateMark(m.Status, 16, "…"))}
 	}
 	for i := range m.Alerts {
 		if err := m.Alerts[i].validate(); err != nil {
@@ -151,7 +153,7 @@ func (a *Alert) validate() *FieldError {
 	switch a.Status {
 	case StatusFiring, StatusResolved:
 	default:
-		return &FieldError{Field: "status", Reason: fmt.Sprintf("want firing or resolved, got %q", clip(a.Status, 16))}
+		return &FieldError{Field: "status", Reason: fmt.Sprintf("want firing or resolved, got %q", textutil.TruncateMark(a.Status, 16, "…"))}
 	}
 	if len(a.Labels) == 0 {
 		return &FieldError{Field: "labels", Reason: "an alert needs at least one label"}
@@ -197,7 +199,7 @@ func parseTime(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("want an RFC 3339 time, got %q", clip(s, 40))
+		return time.Time{}, fmt.Errorf("want an RFC 3339 time, got %q", textutil.TruncateMark(s, 40, "…"))
 	}
 	if t.Year() <= 1 {
 		return time.Time{}, nil
@@ -207,12 +209,4 @@ func parseTime(s string) (time.Time, error) {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// clip shortens untrusted text quoted back in an error.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

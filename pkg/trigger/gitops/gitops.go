@@ -43,6 +43,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -180,8 +181,8 @@ func Signal(kind string, key types.NamespacedName, reason, message string, since
 		Spec: runlorev1.IncidentSpec{
 			Fingerprint: Fingerprint(kind, key, reason),
 			Source:      runlorev1.SourceGitOps,
-			Title:       truncate(fmt.Sprintf("%s %s is failing: %s", kind, key, reason), 512),
-			Message:     truncate(message, 8192),
+			Title:       textutil.Prefix(fmt.Sprintf("%s %s is failing: %s", kind, key, reason), 512),
+			Message:     textutil.Prefix(message, 8192),
 			AlertName:   kind,
 			Severity:    severity,
 			Workload:    workload,
@@ -224,22 +225,12 @@ func Fingerprint(kind string, key types.NamespacedName, reason string) string {
 		return fp
 	}
 	sum := sha256.Sum256([]byte(fp))
-	return truncate("gitops:"+kind+"/", 60) + hex.EncodeToString(sum[:24])
+	return textutil.Prefix("gitops:"+kind+"/", 60) + hex.EncodeToString(sum[:24])
 }
 
 func objectHash(kind string, key types.NamespacedName) string {
 	sum := sha256.Sum256([]byte(kind + "/" + key.Namespace + "/" + key.Name))
 	return hex.EncodeToString(sum[:20])
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 func lower(s string) string {
