@@ -33,7 +33,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -97,12 +96,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 	// an executable action targets a Kustomization in the team's namespace).
 	now := time.Now().UTC().Truncate(time.Second)
 	gitRoot := filepath.Join(c.dir, "git")
-	fleet, err := eval.BuildGitRepository(eval.GitHistory{Commits: []eval.GitCommit{
-		{Message: "payments/api: deploy 1.42.0", Author: "Dana Dev <dana@example.com>", Time: now.Add(-3 * time.Hour),
-			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("512Mi"))}},
-		{Message: "payments/api: cut the memory limit to 256Mi", Author: "Sam Sizing <sam@example.com>", Time: now.Add(-10 * time.Minute),
-			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("256Mi"))}},
-	}}, filepath.Join(gitRoot, "fleet"))
+	fleet, err := eval.BuildGitRepository(fleetHistory(now), filepath.Join(gitRoot, "fleet"))
 	g.Expect(err).NotTo(HaveOccurred())
 	gitSrv, err := eval.ServeGit(gitRoot)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -102,12 +102,7 @@ func TestInstalledOperator(t *testing.T) {
 	// through its GitRepository's secretRef), the billing one public (Argo CD).
 	gitRoot := filepath.Join(c.dir, "git")
 	now := time.Now().UTC().Truncate(time.Second)
-	fleet, err := eval.BuildGitRepository(eval.GitHistory{Commits: []eval.GitCommit{
-		{Message: "payments/api: deploy 1.42.0", Author: "Dana Dev <dana@example.com>", Time: now.Add(-3 * time.Hour),
-			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("512Mi"))}},
-		{Message: "payments/api: cut the memory limit to 256Mi", Author: "Sam Sizing <sam@example.com>", Time: now.Add(-10 * time.Minute),
-			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("256Mi"))}},
-	}}, filepath.Join(gitRoot, "fleet"))
+	fleet, err := eval.BuildGitRepository(fleetHistory(now), filepath.Join(gitRoot, "fleet"))
 	g.Expect(err).NotTo(HaveOccurred())
 	billing, err := eval.BuildGitRepository(eval.GitHistory{Commits: []eval.GitCommit{
 		{Message: "invoices 2.0.0", Author: "Ivy Ops <ivy@example.com>", Time: now.Add(-4 * time.Hour),
@@ -538,4 +533,15 @@ func seedWorkloadWith(t *testing.T, c client.Client, ns, name, image, memory str
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pod.Name, UID: pod.UID},
 		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning, Count: 6, FirstTimestamp: now, LastTimestamp: now,
 		Source: corev1.EventSource{Component: "kubelet", Host: "node-a"}}))
+}
+
+// fleetHistory is the fleet repository both suites serve: payments/api
+// deployed hours ago, then its memory limit cut minutes before the alert.
+func fleetHistory(now time.Time) eval.GitHistory {
+	return eval.GitHistory{Commits: []eval.GitCommit{
+		{Message: "payments/api: deploy 1.42.0", Author: "Dana Dev <dana@example.com>", Time: now.Add(-3 * time.Hour),
+			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("512Mi"))}},
+		{Message: "payments/api: cut the memory limit to 256Mi", Author: "Sam Sizing <sam@example.com>", Time: now.Add(-10 * time.Minute),
+			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("256Mi"))}},
+	}}
 }
