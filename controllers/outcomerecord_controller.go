@@ -111,6 +111,7 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		} else {
 			meta.RemoveStatusCondition(&rec.Status.Conditions, votesCondition)
 		}
+		r.correct(rec, inv)
 	}
 	var requeue time.Duration
 	if rec.Status.ClosedAt == nil {

@@ -34,6 +34,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/notify"
+	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/redact"
 	"github.com/runlore/runlore/pkg/textutil"
 )
@@ -121,7 +122,13 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 			TriggerKey:          inc.Spec.TriggerKey,
 			IncidentFingerprint: inc.Spec.Fingerprint,
 			OpenedAt:            metav1.Now(),
+			AlertName:           inc.Spec.AlertName,
+			Workload:            inc.Spec.Workload.DeepCopy(),
 		},
+	}
+	rec.Spec.Verdict, rec.Spec.Cause, rec.Spec.CauseEntities = outcome.CauseSnapshot(inv.Status.Result)
+	if key := outcome.SubjectKey(inc.Spec.AlertName, inc.Spec.Workload); key != "" {
+		rec.Labels[runlorev1.SubjectLabel] = key
 	}
 	if inv.Status.Mode == runlorev1.ModeRecall && inv.Status.Recall != nil && inv.Status.Recall.Entry != "" {
 		rec.Spec.Kind = runlorev1.OutcomeRecall
@@ -151,7 +158,7 @@ func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *
 		return err
 	}
 	msg, err := notify.NewMessage(notify.Input{Incident: inc, Investigation: inv,
-		Entry: s.recalledEntry(ctx, inv), Recurrence: s.recurrence(ctx, inc, rec.Name)})
+		Entry: s.recalledEntry(ctx, inv), Recurrence: s.recurrence(ctx, inc, rec.Name), Memory: s.memory(ctx, inc, inv)})
 	if err != nil {
 		s.recordDelivery(ctx, rec, "failed: "+err.Error())
 		return nil

@@ -44,6 +44,36 @@ type Vote struct {
 	At metav1.Time `json:"at"`
 }
 
+// CorrectionAnnotation on an Investigation records an operator's
+// correction of its finding, in plain words ("not the deploy: the
+// ConfigMap payments/db-config points at the old primary"). The admission
+// webhook stamps who set it; the controller copies a verified correction
+// onto the episode's OutcomeRecord, where the next investigation of the
+// same alert on the same workload reads it.
+const CorrectionAnnotation = "runlore.io/correction"
+
+// SubjectLabel on an OutcomeRecord is a hash of the alertname and workload
+// identity the episode was about: a reader selects the episodes of one
+// (alertname, workload) pair by it and keeps those whose spec names the
+// pair, so two pairs that hash alike never mix.
+const SubjectLabel = "runlore.io/subject"
+
+// Correction is one operator's correction of an episode's finding.
+type Correction struct {
+	// user is the authenticated user who corrected the finding (from the
+	// webhook's stamp, or the chat user a chat reply came from).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	User string `json:"user"`
+	// text is the correction, redacted and bounded; data, never an
+	// instruction.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Text string `json:"text"`
+	// at is when the correction was made.
+	At metav1.Time `json:"at"`
+}
+
 // OutcomeRecordSpec is one episode of the outcome ledger.
 type OutcomeRecordSpec struct {
 	// incidentRef names the Incident.
@@ -77,6 +107,27 @@ type OutcomeRecordSpec struct {
 	TriggerKey string `json:"triggerKey,omitempty"`
 	// openedAt is when the answer was delivered.
 	OpenedAt metav1.Time `json:"openedAt"`
+	// alertName is the Incident's alertname; with workload it is the
+	// subject whose corrections and history later investigations read.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	AlertName string `json:"alertName,omitempty"`
+	// workload is the Incident's workload identity.
+	// +optional
+	Workload *Workload `json:"workload,omitempty"`
+	// verdict is the delivered finding's verdict.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+	// cause is the delivered finding's top cause, redacted.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Cause string `json:"cause,omitempty"`
+	// causeEntities are what the top cause names: the change it blames
+	// (Kind/namespace/name), short revisions, file paths, condition words.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=512
+	// +optional
+	CauseEntities []string `json:"causeEntities,omitempty"`
 }
 
 // OutcomeRecordStatus is how the episode ended.
@@ -118,6 +169,11 @@ type OutcomeRecordStatus struct {
 	// votesSummary is "+up/-down" for display.
 	// +optional
 	VotesSummary string `json:"votesSummary,omitempty"`
+	// corrections are operators' corrections of the finding, oldest first;
+	// past the bound the oldest is dropped.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Corrections []Correction `json:"corrections,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -127,6 +183,8 @@ type OutcomeRecordStatus struct {
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
 // +kubebuilder:printcolumn:name="Resolved",type=boolean,JSONPath=`.status.resolved`
 // +kubebuilder:printcolumn:name="Votes",type=string,JSONPath=`.status.votesSummary`
+// +kubebuilder:printcolumn:name="Alert",type=string,JSONPath=`.spec.alertName`,priority=1
+// +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload.name`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // OutcomeRecord is one episode of the outcome ledger: opened by an answer,

@@ -19,7 +19,7 @@ limitations under the License.
 // silence, reinvestigate, resume); the webhook stamps who set it,
 // runlore.io/<verb>-by, from the authenticated user of the API request, and
 // keeps one live 👍/👎 per user in runlore.io/votes. A decision (approve,
-// reject, resume) and the vote record also get a proof,
+// reject, resume), a correction and the vote record also get a proof,
 // runlore.io/<verb>-proof: an HMAC over the object's UID, the verb, its
 // value, the user and groups, keyed by a Secret only the operator reads, so
 // the controller honours only stamps this webhook made. It refuses a
@@ -39,6 +39,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/action"
+	"github.com/runlore/runlore/pkg/outcome"
 )
 
 // Verb annotations beyond the ones api/v1alpha1 names.
@@ -71,7 +72,7 @@ type ApproverCheck func(ctx context.Context, namespace string, u User) (allowed 
 
 // verbsByKind are the verbs each kind accepts.
 var verbsByKind = map[string][]string{
-	"Investigation": {runlorev1.ApproveAnnotation, runlorev1.RejectAnnotation, runlorev1.FeedbackAnnotation},
+	"Investigation": {runlorev1.ApproveAnnotation, runlorev1.RejectAnnotation, runlorev1.FeedbackAnnotation, runlorev1.CorrectionAnnotation},
 	"Incident":      {runlorev1.SilenceAnnotation, runlorev1.ReinvestigateAnnotation},
 	"ActionPolicy":  {ResumeAnnotation},
 }
@@ -99,8 +100,9 @@ type Request struct {
 }
 
 // proven are the verbs whose stamp carries a proof the controller verifies:
-// the decisions, and feedback through the vote record.
-var proven = map[string]bool{runlorev1.ApproveAnnotation: true, runlorev1.RejectAnnotation: true, ResumeAnnotation: true}
+// the decisions and corrections, and feedback through the vote record.
+var proven = map[string]bool{runlorev1.ApproveAnnotation: true, runlorev1.RejectAnnotation: true, ResumeAnnotation: true,
+	runlorev1.CorrectionAnnotation: true}
 
 // Mutate returns the annotations to admit, or a reason to deny the request.
 func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[string]string, string) {
@@ -188,6 +190,10 @@ func validate(ctx context.Context, req Request, verb, value string, approvers Ap
 	case runlorev1.FeedbackAnnotation:
 		if value != "up" && value != "down" {
 			return fmt.Sprintf("%s=%q: want up or down", verb, value)
+		}
+	case runlorev1.CorrectionAnnotation:
+		if _, err := outcome.ParseCorrection(value); err != nil {
+			return fmt.Sprintf("%s: %v", verb, err)
 		}
 	case runlorev1.SilenceAnnotation:
 		d, err := time.ParseDuration(value)

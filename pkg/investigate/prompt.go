@@ -69,7 +69,8 @@ func fence(source, text string) string {
 }
 
 // incidentPrompt renders the first user turn: the incident, the ranked
-// change timeline, recall leads and any prior finding, all as data.
+// change timeline, recall leads, any prior finding, and what earlier
+// episodes of the alert on the workload left (memoryPrompt), all as data.
 func incidentPrompt(req incident.Request) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Investigate this incident. It began at %s.\n", req.Start.UTC().Format(time.RFC3339))
@@ -103,6 +104,7 @@ func incidentPrompt(req incident.Request) string {
 		b.WriteString("A previous investigation concluded (re-check it, do not trust it):\n")
 		b.WriteString(fence("prior_finding", req.PriorFinding) + "\n")
 	}
+	b.WriteString(memoryPrompt(req.Memory))
 	return b.String()
 }
 

@@ -80,6 +80,8 @@ type Message struct {
 	Recurrence Recurrence
 	// PullRequest is the curated draft's pull request, when one was opened.
 	PullRequest string
+	// Memory is what earlier episodes of the alert on the workload left.
+	Memory Memory
 	// Truncated is true when bounds dropped causes, lines or actions.
 	Truncated bool
 }
@@ -175,6 +177,9 @@ type Input struct {
 	// record gives the resolve rate.
 	Entry      *runlorev1.KnowledgeEntry
 	Recurrence Recurrence
+	// Memory is the corrections, history and runbook performance of
+	// earlier episodes; NewMessage redacts and bounds it.
+	Memory Memory
 }
 
 // NewMessage builds the redacted, bounded Message for an Investigation.
@@ -218,6 +223,9 @@ func NewMessage(in Input) (*Message, error) {
 			m.Recall.Recalls, m.Recall.Resolved = e.Status.Trust.Recalls, e.Status.Trust.Resolved
 		}
 	}
+	var memTruncated bool
+	m.Memory, memTruncated = in.Memory.bounded()
+	m.Truncated = m.Truncated || memTruncated
 	if inv.Status.Curation != nil {
 		m.PullRequest = textutil.Runes(redact.String(inv.Status.Curation.PullRequest), 2048)
 	}

@@ -137,6 +137,9 @@ func SlackPayload(m *Message) ([]byte, error) {
 		}
 		blocks = append(blocks, section(b.String()))
 	}
+	if !m.Memory.Empty() {
+		blocks = append(blocks, section(m.Memory.markdown()))
+	}
 	if m.PullRequest != "" {
 		blocks = append(blocks, section(fmt.Sprintf("*Draft knowledge entry:* <%s|pull request>", esc(m.PullRequest))))
 	}

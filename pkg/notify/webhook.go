@@ -78,6 +78,7 @@ func (w *Webhook) Notify(ctx context.Context, m *Message) error {
 //	  "recall"?: {"entry", "path", "recalls", "resolved", "resolveRate"},
 //	  "recurrence": {"episodes", "occurrences", "line"},
 //	  "pullRequest"?: "https://…",
+//	  "memory"?: {"corrections"?: ["last time, @alice corrected: …"], "history"?: ["…"], "runbooks"?: ["…"]},
 //	  "truncated"?: true
 //	}
 //
@@ -98,6 +99,7 @@ type WebhookBody struct {
 	Recall           *WebhookRecall   `json:"recall,omitempty"`
 	Recurrence       WebhookRecurring `json:"recurrence"`
 	PullRequest      string           `json:"pullRequest,omitempty"`
+	Memory           *Memory          `json:"memory,omitempty"`
 	Truncated        bool             `json:"truncated,omitempty"`
 }
 
@@ -176,6 +178,10 @@ func NewWebhookBody(m *Message) WebhookBody {
 			Line: m.Recurrence.Line()},
 		PullRequest: m.PullRequest,
 		Truncated:   m.Truncated,
+	}
+	if !m.Memory.Empty() {
+		mem := m.Memory
+		b.Memory = &mem
 	}
 	for _, c := range m.Causes {
 		wc := WebhookCause{Summary: c.Summary, Confidence: c.Confidence, Evidence: c.Evidence}

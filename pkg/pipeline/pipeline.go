@@ -314,6 +314,9 @@ func (c *Config) request(ctx context.Context, inc *runlorev1.Incident, inv *runl
 		req.Leads = r.Leads
 	}
 	var warnings []string
+	if req.Memory = c.memory(ctx, inc, inv); req.Memory != nil {
+		warnings = append(warnings, req.Memory.Unavailable...)
+	}
 	scope := whatchanged.FromIncident(inc)
 	if scope.Kind == "" && scope.Name == "" {
 		if req.Namespace != "" {

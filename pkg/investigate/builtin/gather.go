@@ -210,5 +210,7 @@ func (a *Analyzer) Investigate(ctx context.Context, req incident.Request) (*runl
 	if a.Now != nil {
 		now = a.Now()
 	}
-	return Analyze(req, obs, now, a.Window), obs, nil
+	f := Analyze(req, obs, now, a.Window)
+	followCorrections(f, req)
+	return f, obs, nil
 }

@@ -48,6 +48,10 @@ type Request struct {
 	PriorFinding string
 	// Leads are catalog entries recall found close but did not fire.
 	Leads []string
+	// Memory is what earlier incidents of the same alert on the same
+	// workload left: corrections, history, runbook performance; nil when
+	// none was read.
+	Memory *Memory
 }
 
 // WorkloadRef is the workload as Kind/namespace/name, or "" when unknown.
