@@ -128,6 +128,20 @@ func TestMutate(t *testing.T) {
 		{"a hand-written proof of the votes is refused",
 			Request{Kind: "Investigation", User: bob, New: map[string]string{VotesProofAnnotation: "v1.1.1.AAAA"}}, nil,
 			nil, "runlore.io/votes-proof is written by RunLore"},
+		{"a correction is stamped and proven",
+			Request{Kind: "Investigation", User: bob, New: map[string]string{runlorev1.CorrectionAnnotation: "not the deploy: the node pool upgrade"}}, nil,
+			map[string]string{runlorev1.CorrectionAnnotation: "not the deploy: the node pool upgrade", "runlore.io/correction-by": "bob"}, ""},
+		{"an empty correction is refused",
+			Request{Kind: "Investigation", User: bob, New: map[string]string{runlorev1.CorrectionAnnotation: "  \n "}}, nil,
+			nil, "runlore.io/correction: correction is empty"},
+		{"a correction with control characters is refused",
+			Request{Kind: "Investigation", User: bob, New: map[string]string{runlorev1.CorrectionAnnotation: "ok\x1b[2J"}}, nil,
+			nil, "control character U+001B"},
+		{"a hand-written correction stamp is refused",
+			Request{Kind: "Investigation", User: bob,
+				Old: map[string]string{runlorev1.CorrectionAnnotation: "x", "runlore.io/correction-by": "alice"},
+				New: map[string]string{runlorev1.CorrectionAnnotation: "x", "runlore.io/correction-by": "alice", "runlore.io/correction-proof": "v1.1.1.AAAA"}}, nil,
+			nil, "runlore.io/correction-proof is written by RunLore"},
 		{"other kinds pass through",
 			Request{Kind: "KnowledgeEntry", New: map[string]string{"runlore.io/feedback-by": "x"}}, nil,
 			map[string]string{"runlore.io/feedback-by": "x"}, ""},
@@ -166,6 +180,17 @@ func TestMutate(t *testing.T) {
 			g.Expect(got).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestACorrectionNeedsTheStampKeyAndAnObject(t *testing.T) {
+	g := NewWithT(t)
+	req := Request{Kind: "Investigation", User: User{Name: "alice"}, UID: "uid-1",
+		New: map[string]string{runlorev1.CorrectionAnnotation: "it was the cache"}}
+	_, deny := Mutate(context.Background(), req, nil)
+	g.Expect(deny).To(ContainSubstring("no stamp key is configured"))
+	req.Signer, req.UID = testSigner, ""
+	_, deny = Mutate(context.Background(), req, nil)
+	g.Expect(deny).To(ContainSubstring("set it on the existing object"))
 }
 
 // FuzzMutate checks that no annotation set panics the webhook and that an

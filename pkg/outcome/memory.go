@@ -123,6 +123,7 @@ func ReadMemory(ctx context.Context, r client.Reader, q MemoryQuery) *incident.M
 // fold orders a pair's records newest first and folds them into the last
 // HistoryEpisodes episodes and the newest MemoryCorrections corrections.
 func fold(recs []*runlorev1.OutcomeRecord) ([]incident.Episode, []incident.Correction) {
+	recs = append([]*runlorev1.OutcomeRecord(nil), recs...)
 	sort.SliceStable(recs, func(i, j int) bool {
 		if !recs[i].Spec.OpenedAt.Equal(&recs[j].Spec.OpenedAt) {
 			return recs[i].Spec.OpenedAt.After(recs[j].Spec.OpenedAt.Time)
