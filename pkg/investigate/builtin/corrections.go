@@ -169,8 +169,12 @@ func uncoveredLeads(kept []runlorev1.RootCause, req incident.Request, subject ma
 			if ch.At.After(req.Start) {
 				rel = "after onset"
 			}
-			out = append(out, textutil.Truncate(fmt.Sprintf("lead from an operator's correction (%s): %s changed %s at %s (%s %s); the tools did not link it to the symptom, re-check it",
-				c.Line(), ref, revisionOf(ch), ch.At.UTC().Format(time.RFC3339), req.Start.Sub(ch.At).Abs().Round(time.Minute), rel), 512))
+			what := ref + " changed"
+			if rev := incident.ShortRevision(ch.ToRevision); rev != "" {
+				what += " to " + rev
+			}
+			out = append(out, textutil.Truncate(fmt.Sprintf("lead from an operator's correction (%s): %s at %s (%s %s); the tools did not link it to the symptom, re-check it",
+				c.Line(), what, ch.At.UTC().Format(time.RFC3339), incident.RoundDuration(req.Start.Sub(ch.At).Abs()), rel), 512))
 		}
 	}
 	return out
