@@ -69,6 +69,11 @@ func recordCorrection(stamps *admission.Signer, rec *runlorev1.OutcomeRecord, in
 	if err != nil {
 		return notRecorded(err.Error())
 	}
+	if cs := rec.Status.Corrections; len(cs) >= outcome.MaxCorrectionsPerRecord && att.At.Before(cs[0].At.Time) {
+		// Recorded once and since pushed out by newer corrections: the
+		// annotation still standing does not bring it back.
+		return ""
+	}
 	out, changed, err := outcome.AddCorrection(rec.Status.Corrections, runlorev1.Correction{
 		User: att.By.User, Text: text, At: metav1.NewTime(att.At)})
 	if err != nil {

@@ -430,3 +430,30 @@ func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
 	}
 	return nil
 }
+
+func TestRecordCorrectionFromTheAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	inv := &runlorev1.Investigation{ObjectMeta: metav1.ObjectMeta{Name: "inc-1", UID: "uid-1", Generation: 2}}
+	rec := &runlorev1.OutcomeRecord{}
+	g.Expect(recordCorrection(testStamps, rec, inv)).To(BeEmpty(), "no correction, nothing to do")
+
+	inv.Annotations = stamped(inv, runlorev1.CorrectionAnnotation, "it was the node pool upgrade", "alice")
+	g.Expect(recordCorrection(nil, rec, inv)).To(ContainSubstring("corrections need the admission webhook"))
+	g.Expect(recordCorrection(testStamps, rec, inv)).To(BeEmpty())
+	g.Expect(rec.Status.Corrections).To(ConsistOf(And(HaveField("User", "alice"), HaveField("Text", "it was the node pool upgrade"))))
+	g.Expect(recordCorrection(testStamps, rec, inv)).To(BeEmpty())
+	g.Expect(rec.Status.Corrections).To(HaveLen(1), "reconciling again records nothing new")
+
+	// Pushed out by newer corrections, it does not come back.
+	for i := range outcome.MaxCorrectionsPerRecord {
+		rec.Status.Corrections, _, _ = outcome.AddCorrection(rec.Status.Corrections, runlorev1.Correction{
+			User: fmt.Sprintf("u%d", i), Text: "later", At: metav1.NewTime(time.Now().Add(time.Hour))})
+	}
+	g.Expect(recordCorrection(testStamps, rec, inv)).To(BeEmpty())
+	for _, c := range rec.Status.Corrections {
+		g.Expect(c.User).NotTo(Equal("alice"))
+	}
+
+	inv.Annotations[runlorev1.CorrectionAnnotation+"-by"] = "bob"
+	g.Expect(recordCorrection(testStamps, rec, inv)).To(ContainSubstring("its stamp does not verify"))
+}
