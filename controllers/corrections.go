@@ -21,8 +21,10 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/admission"
@@ -50,6 +52,17 @@ func (r *OutcomeRecordReconciler) correct(rec *runlorev1.OutcomeRecord, inv *run
 		r.Recorder.Eventf(inv, nil, corev1.EventTypeWarning, "CorrectionIgnored", "Correct", "%s", problem)
 	}
 	meta.SetStatusCondition(&rec.Status.Conditions, condition(correctionsCondition, metav1.ConditionFalse, rec.Generation, "CorrectionIgnored", problem))
+}
+
+// statusPatch is the patch of rec's status from before: optimistically
+// locked when the corrections changed, since a merge patch replaces the
+// whole list and another writer (outcome.RecordCorrection) may have added
+// one since rec was read.
+func statusPatch(before, rec *runlorev1.OutcomeRecord) client.Patch {
+	if !equality.Semantic.DeepEqual(before.Status.Corrections, rec.Status.Corrections) {
+		return client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	}
+	return client.MergeFrom(before)
 }
 
 // recordCorrection adds the Investigation's verified correction to rec and

@@ -127,7 +127,7 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	rec.Status.ObservedGeneration = rec.Generation
 	if !equality.Semantic.DeepEqual(before.Status, rec.Status) {
-		if err := r.Status().Patch(ctx, rec, client.MergeFrom(before)); err != nil {
+		if err := r.Status().Patch(ctx, rec, statusPatch(before, rec)); err != nil {
 			return ctrl.Result{}, err
 		}
 		if rec.Status.Resolved && !before.Status.Resolved {
