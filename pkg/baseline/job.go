@@ -192,6 +192,9 @@ func (j *Job) RunOnce(ctx context.Context) RunSummary {
 	reader := kuberead.New(j.APIReader, j.ReadTimeout)
 	keep := map[string]bool{}
 	for _, s := range subjects {
+		if gone, err := j.workloadGone(ctx, reader, s.workload); err == nil && gone {
+			continue // deleted below, if it had a baseline
+		}
 		keep[Name(s.workload.Namespace, s.workload.Name)] = true
 		if err := j.refresh(ctx, reader, &comp, s, now, queryTimeout, qpm); err != nil {
 			if ctx.Err() != nil {
@@ -300,9 +303,9 @@ func (c *Computer) series() []Series {
 	return DefaultSeries()
 }
 
-// collect deletes the job's baselines whose workload had no incident within
-// retention, or is gone. A workload that cannot be read is kept: only a
-// NotFound proves it gone.
+// collect deletes the job's baselines not kept: their workload had no
+// incident within retention, or is gone. A workload that cannot be read is
+// kept (only a NotFound proves it gone).
 func (j *Job) collect(ctx context.Context, reader client.Reader, keep map[string]bool, now time.Time, retention time.Duration) (int, error) {
 	var list runlorev1.WorkloadBaselineList
 	if err := reader.List(ctx, &list, client.InNamespace(j.Namespace), client.MatchingLabels{ManagedByLabel: managedBy}); err != nil {
@@ -312,15 +315,7 @@ func (j *Job) collect(ctx context.Context, reader client.Reader, keep map[string
 	var errs []error
 	for i := range list.Items {
 		b := &list.Items[i]
-		stale := !keep[b.Name]
-		if !stale && b.Status.Workload != nil {
-			gone, err := j.workloadGone(ctx, reader, *b.Status.Workload)
-			if err != nil {
-				continue
-			}
-			stale = gone
-		}
-		if !stale {
+		if keep[b.Name] {
 			continue
 		}
 		if err := j.Client.Delete(ctx, b); err != nil && !apierrors.IsNotFound(err) {
