@@ -32,7 +32,7 @@ import (
 // query_range endpoints the way Prometheus answers them: form or URL
 // parameters, the 11,000-points-per-series limit, bad_data errors, and
 // matrix and vector results. Each series is a function of time, chosen by
-// the first metric name the query contains.
+// the substrings of the query (see pick).
 type fakeProm struct {
 	mu     sync.Mutex
 	series map[string]func(time.Time) float64
@@ -77,12 +77,22 @@ func parseTime(s string) (time.Time, error) {
 func (f *fakeProm) pick(query string) (func(time.Time) float64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for k, fn := range f.series {
-		if strings.Contains(query, k) {
-			return fn, true
+	// A key is substrings joined by " && ", all of which the query must
+	// contain; the key with the most parts wins, so a query narrowed to
+	// code=~"5.." picks the error series over the request series.
+	best, parts := "", 0
+	for k := range f.series {
+		subs := strings.Split(k, " && ")
+		all := true
+		for _, sub := range subs {
+			all = all && strings.Contains(query, sub)
+		}
+		if all && len(subs) > parts {
+			best, parts = k, len(subs)
 		}
 	}
-	return nil, false
+	fn, ok := f.series[best]
+	return fn, ok && best != ""
 }
 
 func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
