@@ -296,3 +296,22 @@ func BenchmarkSummarizeWeekOfMinutes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQueryRangeWeekAtOneMinute measures one series' round trip to a
+// local Prometheus API: a week at one-minute resolution (10,081 points),
+// decoded and summarized.
+func BenchmarkQueryRangeWeekAtOneMinute(b *testing.B) {
+	prom := newFakeProm(b, map[string]func(time.Time) float64{"container_memory_working_set_bytes": sawtooth(256*mi, 384*mi)})
+	c := &Client{BaseURL: prom.URL()}
+	q := Render(DefaultSeries()[1].Query, runlorev1.Workload{Namespace: "shop", Kind: "Deployment", Name: "api"})
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := c.QueryRange(context.Background(), q, testNow.Add(-DefaultWindow), testNow, time.Minute)
+		if err != nil || len(v) != 10081 {
+			b.Fatalf("%d samples, %v", len(v), err)
+		}
+		if _, ok := Summarize(v); !ok {
+			b.Fatal("no samples")
+		}
+	}
+}
