@@ -33,8 +33,10 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/test/testenv"
@@ -180,6 +182,35 @@ func TestJobRunsPeriodicallyOnTheLeaderAndStops(t *testing.T) {
 	}
 	cancel()
 	g.Eventually(done, 30*time.Second).Should(Receive(BeNil()))
+}
+
+// Under a manager with leader election the job starts once this replica
+// leads, and computes the baselines.
+func TestJobRunsUnderAnElectedManager(t *testing.T) {
+	g := NewWithT(t)
+	apps, op := newNamespace(t, "apps"), newNamespace(t, "runlore")
+	createDeployment(t, apps, "worker")
+	createIncident(t, apps, "worker-oom", &runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "worker"}, time.Now())
+	prom := newFakeProm(t, map[string]func(time.Time) float64{"container_memory_working_set_bytes": sawtooth(100*mi, 200*mi)})
+	metricsOff := metricsserver.Options{BindAddress: "0"}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsOff, HealthProbeBindAddress: "0",
+		LeaderElection: true, LeaderElectionID: "baseline-test", LeaderElectionNamespace: op})
+	g.Expect(err).NotTo(HaveOccurred())
+	job := newJob(op, prom)
+	job.Client, job.APIReader, job.FirstRun = mgr.GetClient(), mgr.GetAPIReader(), time.Millisecond
+	g.Expect(mgr.Add(job)).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		g.Eventually(done, 60*time.Second).Should(Receive(BeNil()))
+	}()
+	g.Eventually(func() string {
+		var b runlorev1.WorkloadBaseline
+		_ = k8s.Get(context.Background(), client.ObjectKey{Namespace: op, Name: Name(apps, "worker")}, &b)
+		return b.Status.MemoryP95
+	}, 60*time.Second).Should(MatchRegexp(`^19\dMi$`))
 }
 
 // A Prometheus that hangs holds the job, never the investigation's reads:

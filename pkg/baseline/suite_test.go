@@ -22,6 +22,7 @@ import (
 	"os"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -32,6 +33,7 @@ var (
 	// k8s is the client of the suite's real API server.
 	k8s     client.Client
 	testEnv *envtest.Environment
+	restCfg *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -52,7 +54,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "start control plane:", err)
 		os.Exit(1)
 	}
-	testEnv = env
+	testEnv, restCfg = env, cfg
 	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
