@@ -182,7 +182,9 @@ func (j *Job) RunOnce(ctx context.Context) RunSummary {
 	}
 	prom := *comp.Prom
 	if prom.HTTPClient == nil {
-		prom.HTTPClient = &http.Client{Timeout: queryTimeout}
+		// A transport of its own: the job's connections are never the ones
+		// an investigation's promql tool waits for.
+		prom.HTTPClient = &http.Client{Timeout: queryTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	comp.Prom = &prom
 	comp.Wait = func(ctx context.Context) error {
@@ -227,8 +229,8 @@ func (j *Job) subjects(ctx context.Context, now time.Time, retention time.Durati
 	byName := map[string]*subject{}
 	for _, inc := range incidents.Items {
 		w := inc.Spec.Workload
-		if w == nil || w.Namespace == "" || w.Name == "" {
-			continue // a cloud resource, a node, or nothing: no pods to query
+		if w == nil || w.Namespace == "" || w.Name == "" || !runsPods(w.Kind) {
+			continue // a cloud resource, a GitOps object, or nothing: no pods to query
 		}
 		at := inc.CreationTimestamp.Time
 		if inc.Status.LastFiredAt != nil {
@@ -260,6 +262,16 @@ func (j *Job) subjects(ctx context.Context, now time.Time, retention time.Durati
 	return out, nil
 }
 
+// runsPods reports whether a workload of kind has pods of its own to
+// query; an unknown kind (an alert that named only a pod family) may.
+func runsPods(kind string) bool {
+	switch kind {
+	case "", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod":
+		return true
+	}
+	return false
+}
+
 // refresh computes one workload's figures and writes them when they moved.
 func (j *Job) refresh(ctx context.Context, reader client.Reader, comp *Computer, s subject, now time.Time, queryTimeout time.Duration, qpm int) error {
 	name := Name(s.workload.Namespace, s.workload.Name)
@@ -269,11 +281,15 @@ func (j *Job) refresh(ctx context.Context, reader client.Reader, comp *Computer,
 	case apierrors.IsNotFound(err):
 		b = runlorev1.WorkloadBaseline{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: name,
 			Labels: map[string]string{ManagedByLabel: managedBy}}}
-		if err := j.Client.Create(ctx, &b); err != nil {
+		if err := j.write(ctx, func(ctx context.Context) error { return j.Client.Create(ctx, &b) }); err != nil {
 			return fmt.Errorf("create workloadbaseline %s: %w", name, err)
 		}
 	case err != nil:
 		return err
+	case b.Labels[ManagedByLabel] != managedBy:
+		// Someone else's object at this name: neither written nor collected.
+		j.Log.Info("workloadbaseline not written by the baseline job; left alone", "name", name)
+		return nil
 	}
 	// Each query may wait its turn under the budget, then run for up to
 	// queryTimeout; one workload never holds the run longer than that.
@@ -290,10 +306,18 @@ func (j *Job) refresh(ctx context.Context, reader client.Reader, comp *Computer,
 		return nil
 	}
 	b.Status = st
-	if err := j.Client.Status().Update(ctx, &b); err != nil {
+	if err := j.write(ctx, func(ctx context.Context) error { return j.Client.Status().Update(ctx, &b) }); err != nil {
 		return fmt.Errorf("update workloadbaseline %s status: %w", name, err)
 	}
 	return nil
+}
+
+// write runs one API write under the read timeout, so a stuck API server
+// holds a run no longer than it would hold a read.
+func (j *Job) write(ctx context.Context, do func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(j.ReadTimeout, kuberead.DefaultTimeout))
+	defer cancel()
+	return do(ctx)
 }
 
 func (c *Computer) series() []Series {
@@ -318,7 +342,7 @@ func (j *Job) collect(ctx context.Context, reader client.Reader, keep map[string
 		if keep[b.Name] {
 			continue
 		}
-		if err := j.Client.Delete(ctx, b); err != nil && !apierrors.IsNotFound(err) {
+		if err := j.write(ctx, func(ctx context.Context) error { return j.Client.Delete(ctx, b) }); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete workloadbaseline %s: %w", b.Name, err))
 			continue
 		}

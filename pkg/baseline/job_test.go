@@ -95,17 +95,21 @@ func TestJobWritesBaselinesForWorkloadsWithIncidents(t *testing.T) {
 	createIncident(t, op, "api-oom", &runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "api"}, now.Add(-3*time.Hour))
 	createIncident(t, apps, "api-latency", &runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "api"}, now.Add(-time.Hour))
 	// A workload that no longer exists, a cloud resource, a workload whose
-	// last incident is older than the retention, and an Incident about
-	// nothing: none gets a baseline.
+	// last incident is older than the retention, an Incident about nothing
+	// and one about a GitOps object: none gets a baseline.
 	createIncident(t, apps, "gone", &runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "gone"}, now.Add(-time.Hour))
 	createIncident(t, op, "rds", &runlorev1.Workload{Kind: "rds:db", Name: "orders-db"}, now.Add(-time.Hour))
 	createIncident(t, apps, "old", &runlorev1.Workload{Namespace: apps, Kind: "StatefulSet", Name: "old"}, now.Add(-40*24*time.Hour))
 	createIncident(t, op, "watchdog", nil, now.Add(-time.Hour))
+	createIncident(t, op, "kustomization", &runlorev1.Workload{Namespace: apps, Kind: "Kustomization", Name: "apps"}, now.Add(-time.Hour))
+	createDeployment(t, apps, "web")
+	createIncident(t, apps, "web-down", &runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "web"}, now.Add(-time.Hour))
 	// A baseline the job wrote for a workload with no incident since, and
 	// one written by someone else.
 	for _, b := range []*runlorev1.WorkloadBaseline{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: op, Name: Name(apps, "retired"), Labels: map[string]string{ManagedByLabel: managedBy}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: op, Name: "hand-made"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: op, Name: Name(apps, "web")}},
 	} {
 		g.Expect(k8s.Create(ctx, b)).To(Succeed())
 	}
@@ -136,12 +140,15 @@ func TestJobWritesBaselinesForWorkloadsWithIncidents(t *testing.T) {
 	mem := find(b.Status.Series, runlorev1.BaselineMemory)
 	g.Expect(mem.Query).To(ContainSubstring(`pod=~"api-`))
 
-	for _, name := range []string{Name(apps, "gone"), Name(apps, "old"), Name(apps, "retired"), Name("", "orders-db")} {
+	for _, name := range []string{Name(apps, "gone"), Name(apps, "old"), Name(apps, "retired"), Name("", "orders-db"), Name(apps, "apps")} {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: op, Name: name}, &runlorev1.WorkloadBaseline{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s: %v", name, err)
 	}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: op, Name: "hand-made"}, &runlorev1.WorkloadBaseline{})).To(Succeed(),
 		"a baseline the job did not write is never collected")
+	var web runlorev1.WorkloadBaseline
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: op, Name: Name(apps, "web")}, &web)).To(Succeed())
+	g.Expect(web.Status.Series).To(BeEmpty(), "nor written")
 
 	// The same figures are not written again; new ones are.
 	rv := b.ResourceVersion

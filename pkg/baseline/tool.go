@@ -152,8 +152,11 @@ type Noter struct {
 // metricName matches a metric name right before a selector.
 var metricName = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\{`)
 
-// maxNotes bounds the lines one result gets.
+// maxNotes bounds the lines one result gets, and the baselines read.
 const maxNotes = 5
+
+// noteTimeout bounds the baseline reads of one promql result.
+const noteTimeout = 3 * time.Second
 
 // Note returns a line per (workload, series) of res whose series' metric
 // the query reads and whose workload has a baseline.
@@ -174,6 +177,9 @@ func (n *Noter) Note(ctx context.Context, query string, res tools.PromResult) []
 	if len(concerned) == 0 {
 		return nil
 	}
+	// The notes are a courtesy: they never hold a query's answer long.
+	ctx, cancel := context.WithTimeout(ctx, noteTimeout)
+	defer cancel()
 	var out []string
 	seen := map[string]bool{}
 	for _, rs := range res.Series {
