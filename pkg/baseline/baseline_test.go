@@ -315,3 +315,24 @@ func BenchmarkQueryRangeWeekAtOneMinute(b *testing.B) {
 		}
 	}
 }
+
+func FuzzParseQueryOverrides(f *testing.F) {
+	f.Add(`requests=sum(rate(nginx_http_requests_total{namespace="{{namespace}}",pod=~"{{pod}}"}[5m]))`)
+	f.Add("cpu=a{{namespace}};memory=b{{namespace}};;")
+	f.Add("latency=x")
+	f.Add("=;=")
+	f.Fuzz(func(t *testing.T, spec string) {
+		series, err := ParseQueryOverrides(DefaultSeries(), spec)
+		if err != nil {
+			return
+		}
+		if len(series) != len(DefaultSeries()) {
+			t.Fatalf("%d series from %q", len(series), spec)
+		}
+		for _, s := range series {
+			if !strings.Contains(s.Query, "{{namespace}}") {
+				t.Fatalf("series %s lost its namespace filter: %q", s.Name, s.Query)
+			}
+		}
+	})
+}
