@@ -184,7 +184,12 @@ func (j *Job) RunOnce(ctx context.Context) RunSummary {
 	if prom.HTTPClient == nil {
 		// A transport of its own: the job's connections are never the ones
 		// an investigation's promql tool waits for.
-		prom.HTTPClient = &http.Client{Timeout: queryTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		transport := &http.Transport{Proxy: http.ProxyFromEnvironment}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			transport = t.Clone()
+		}
+		defer transport.CloseIdleConnections()
+		prom.HTTPClient = &http.Client{Timeout: queryTimeout, Transport: transport}
 	}
 	comp.Prom = &prom
 	comp.Wait = func(ctx context.Context) error {
@@ -209,7 +214,7 @@ func (j *Job) RunOnce(ctx context.Context) RunSummary {
 		}
 		sum.Updated++
 	}
-	deleted, err := j.collect(ctx, reader, keep, now, retention)
+	deleted, err := j.collect(ctx, reader, keep)
 	sum.Deleted = deleted
 	if err != nil && sum.Err == nil {
 		sum.Err = err
@@ -330,7 +335,7 @@ func (c *Computer) series() []Series {
 // collect deletes the job's baselines not kept: their workload had no
 // incident within retention, or is gone. A workload that cannot be read is
 // kept (only a NotFound proves it gone).
-func (j *Job) collect(ctx context.Context, reader client.Reader, keep map[string]bool, now time.Time, retention time.Duration) (int, error) {
+func (j *Job) collect(ctx context.Context, reader client.Reader, keep map[string]bool) (int, error) {
 	var list runlorev1.WorkloadBaselineList
 	if err := reader.List(ctx, &list, client.InNamespace(j.Namespace), client.MatchingLabels{ManagedByLabel: managedBy}); err != nil {
 		return 0, fmt.Errorf("list workloadbaselines: %w", err)
