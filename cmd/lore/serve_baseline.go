@@ -102,7 +102,7 @@ func addBaselineJob(mgr ctrl.Manager, cfg serveConfig) error {
 		return nil
 	}
 	if cfg.PrometheusURL == "" {
-		log.Info("workload baselines are off: no --prometheus-url")
+		log.V(1).Info("workload baselines are off: no --prometheus-url")
 		return nil
 	}
 	series, err := cfg.series()
