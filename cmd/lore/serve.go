@@ -118,6 +118,9 @@ type serveConfig struct {
 
 	// skipNameValidation lets a test run a second manager in one process.
 	skipNameValidation bool
+	// baselineFirstRun, when set, replaces the baseline job's random
+	// first-run delay (for tests).
+	baselineFirstRun time.Duration
 }
 
 func defaultServeConfig() serveConfig {

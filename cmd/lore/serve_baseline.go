@@ -116,6 +116,7 @@ func addBaselineJob(mgr ctrl.Manager, cfg serveConfig) error {
 		QueriesPerMinute: cfg.BaselineQueriesPerMinute,
 		Retention:        cfg.BaselineRetention.Duration,
 		ReadTimeout:      cfg.ReadTimeout.Duration,
+		FirstRun:         cfg.baselineFirstRun,
 		Log:              log,
 	})
 }
