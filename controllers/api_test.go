@@ -43,7 +43,7 @@ func TestSamplesAreAccepted(t *testing.T) {
 	ctx := context.Background()
 	files, err := filepath.Glob(filepath.Join(testenv.Root(), "config", "samples", "runlore_*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(files).To(HaveLen(8), "one sample of each kind")
+	g.Expect(files).To(HaveLen(9), "one sample of each kind")
 	kinds := map[string]bool{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -57,7 +57,7 @@ func TestSamplesAreAccepted(t *testing.T) {
 		g.Expect(k8sClient.Create(ctx, obj)).To(Succeed(), f)
 		kinds[obj.GetKind()] = true
 	}
-	g.Expect(kinds).To(HaveLen(8))
+	g.Expect(kinds).To(HaveLen(9))
 }
 
 // TestSchemaRejectsInvalidObjects shows the API server refusing bad objects

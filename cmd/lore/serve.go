@@ -114,9 +114,13 @@ type serveConfig struct {
 	KubeAPIBurst                int             `json:"kubeAPIBurst,omitempty"`
 	ReceiverMaxQueuedAlerts     int             `json:"receiverMaxQueuedAlerts,omitempty"`
 	ReceiverConcurrency         int             `json:"receiverConcurrency,omitempty"`
+	baselineConfig              `json:",inline"`
 
 	// skipNameValidation lets a test run a second manager in one process.
 	skipNameValidation bool
+	// baselineFirstRun, when set, replaces the baseline job's random
+	// first-run delay (for tests).
+	baselineFirstRun time.Duration
 }
 
 func defaultServeConfig() serveConfig {
@@ -150,6 +154,7 @@ func defaultServeConfig() serveConfig {
 		ReceiverMaxQueuedAlerts:     receiver.DefaultMaxQueuedAlerts,
 		ReceiverConcurrency:         receiver.DefaultConcurrency,
 		StampKeySecret:              "runlore-stamp-key",
+		baselineConfig:              defaultBaselineConfig(),
 	}
 }
 
@@ -220,6 +225,7 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "requests to the API server allowed in a burst above --kube-api-qps, per client")
 	fs.IntVar(&cfg.ReceiverMaxQueuedAlerts, "receiver-max-queued-alerts", cfg.ReceiverMaxQueuedAlerts, "alerts the receiver holds unrecorded before it answers 429 with Retry-After")
 	fs.IntVar(&cfg.ReceiverConcurrency, "receiver-concurrency", cfg.ReceiverConcurrency, "alerts the receiver writes to the API server at once")
+	bindBaselineFlags(fs, &cfg.baselineConfig)
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
@@ -277,6 +283,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if cfg.ReconcileTimeout.Duration <= 0 {
 		return cfg, errors.New("--reconcile-timeout must be positive")
+	}
+	if err := cfg.baselineConfig.validate(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -644,6 +653,9 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		return nil, err
 	}
 	if err := addIntake(mgr, cfg); err != nil {
+		return nil, err
+	}
+	if err := addBaselineJob(mgr, cfg); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

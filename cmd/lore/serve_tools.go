@@ -47,10 +47,12 @@ type toolParts struct {
 // and status, and the cloud ones when AWS is configured).
 func serveRegistry(cfg serveConfig, p toolParts) (*tools.Registry, error) {
 	kube := &tools.Kube{Client: p.Reader}
+	baselineTool, baselineNotes := baselineTools(cfg, p.Reader)
 	registry := tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube},
 		&tools.PodLogs{Clientset: p.Clientset, AllowedNamespaces: cfg.PodLogNamespaces},
-		&tools.PromQL{BaseURL: cfg.PrometheusURL},
+		&tools.PromQL{BaseURL: cfg.PrometheusURL, Baselines: baselineNotes},
 		&tools.KBSearch{KB: p.KB}, &tools.KBGet{KB: p.KB})...)
+	registry.Add(baselineTool)
 	if len(cfg.ControllerLogNamespaces) > 0 {
 		registry.Add(renamedTool{
 			Tool: &tools.PodLogs{Clientset: p.Clientset, AllowedNamespaces: cfg.ControllerLogNamespaces},

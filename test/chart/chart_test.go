@@ -132,7 +132,7 @@ func TestRenderedChartIsAccepted(t *testing.T) {
 				g.Expect(err).NotTo(HaveOccurred(), "%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
 			}
 			g.Expect(kinds).To(HaveKey("Deployment"))
-			g.Expect(kinds["CustomResourceDefinition"]).To(Equal(8))
+			g.Expect(kinds["CustomResourceDefinition"]).To(Equal(9))
 			if name == "everything" {
 				for _, k := range []string{"Certificate", "ServiceMonitor", "NetworkPolicy", "CiliumNetworkPolicy",
 					"PodDisruptionBudget", "PersistentVolumeClaim", "TriggerPolicy", "RecallPolicy", "ActionPolicy", "KnowledgeCatalog", "ConfigMap"} {
@@ -300,6 +300,10 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		"--receiver-concurrency=32",
 		"--argocd-repository-secrets=repo-platform,repo-apps",
 		"--prometheus-url=http://vmselect.monitoring.svc:8481/select/0/prometheus",
+		"--baseline-interval=12h",
+		"--baseline-queries-per-minute=10",
+		"--baseline-retention=240h",
+		`--baseline-queries=requests=sum(rate(nginx_http_requests_total{namespace="{{namespace}}",pod=~"{{pod}}"}[5m]))`,
 		"--model-provider=openai",
 		"--model-name=qwen2.5-72b-instruct",
 		"--model-endpoint=http://vllm.models.svc:8000/v1",
@@ -418,6 +422,10 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"webhook.certManager.enabled=true", "/webhook/certManager"},
 		{"logs.backend=elastic", "/logs/backend"},
 		{"logs.url=loki:3100", "/logs/url"},
+		{"prometheus.baselines.queriesPerMinute=0", "/prometheus/baselines/queriesPerMinute"},
+		{"prometheus.baselines.interval=nightly", "/prometheus/baselines/interval"},
+		{"prometheus.baselines.queries.latency=x", "/prometheus/baselines/queries"},
+		{"prometheus.baselines.queries.cpu=sum(rate(x[5m]))", "/prometheus/baselines/queries/cpu"},
 	} {
 		t.Run(bad.set, func(t *testing.T) {
 			out, err := helmErr(t, "template", "runlore", chartDir, "--namespace", "runlore-system", "--kube-version", "1.37.2", "--set", bad.set)

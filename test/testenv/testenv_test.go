@@ -41,7 +41,7 @@ func TestControlPlaneServesEveryCRD(t *testing.T) {
 	for _, name := range []string{
 		"incidents.runlore.io", "investigations.runlore.io", "knowledgeentries.runlore.io",
 		"outcomerecords.runlore.io", "knowledgecatalogs.runlore.io", "triggerpolicies.runlore.io",
-		"recallpolicies.runlore.io", "actionpolicies.runlore.io",
+		"recallpolicies.runlore.io", "actionpolicies.runlore.io", "workloadbaselines.runlore.io",
 		"kustomizations.kustomize.toolkit.fluxcd.io", "gitrepositories.source.toolkit.fluxcd.io",
 	} {
 		var crd apiextensionsv1.CustomResourceDefinition

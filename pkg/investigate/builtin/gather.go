@@ -33,6 +33,7 @@ import (
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/baseline"
 	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
@@ -52,6 +53,8 @@ type Observations struct {
 	Logs string
 	// Texts holds each tool's text output, for quoting evidence.
 	Texts map[string]string
+	// Baselines compare the workload's key series with its 7-day baseline.
+	Baselines []baseline.Comparison
 	// Unavailable says which sources could not be read, and why.
 	Unavailable []string
 	// ToolCalls counts the tool invocations.
@@ -206,11 +209,13 @@ func (a *Analyzer) Investigate(ctx context.Context, req incident.Request) (*runl
 	if err != nil {
 		return nil, obs, err
 	}
+	gatherBaselines(ctx, a.Tools, req, &obs)
 	now := time.Now()
 	if a.Now != nil {
 		now = a.Now()
 	}
 	f := Analyze(req, obs, now, a.Window)
+	citeBaselines(f, req, obs)
 	followCorrections(f, req)
 	return f, obs, nil
 }

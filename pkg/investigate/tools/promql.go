@@ -56,6 +56,9 @@ type PromQL struct {
 	Now func() time.Time
 	// MaxSeries bounds the series rendered (default 20).
 	MaxSeries int
+	// Baselines, when set, adds the 7-day baselines of the workloads a
+	// result's series belong to.
+	Baselines BaselineNoter
 
 	mu     sync.Mutex
 	flavor string
@@ -153,7 +156,19 @@ func (t *PromQL) Run(ctx context.Context, raw json.RawMessage) (Result, error) {
 		return Result{}, fmt.Errorf("%s answered %d: %w", flavor, status, err)
 	}
 	res.Flavor = flavor
-	return Result{Text: t.render(args.Query, res), Data: res}, nil
+	text := t.render(args.Query, res)
+	if t.Baselines != nil {
+		for _, line := range t.Baselines.Note(ctx, args.Query, res) {
+			text += line + "\n"
+		}
+	}
+	return Result{Text: text, Data: res}, nil
+}
+
+// BaselineNoter returns lines comparing a result's series with the
+// baselines of the workloads they belong to; none when there are none.
+type BaselineNoter interface {
+	Note(ctx context.Context, query string, res PromResult) []string
 }
 
 func formatUnix(t time.Time) string {
