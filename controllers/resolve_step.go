@@ -121,6 +121,9 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 			TriggerKey:          inc.Spec.TriggerKey,
 			IncidentFingerprint: inc.Spec.Fingerprint,
 			OpenedAt:            metav1.Now(),
+			Investigator:        inv.Status.Usage.Investigator,
+			ModelVersion:        inv.Status.Usage.ModelVersion,
+			PromptVersion:       inv.Status.Usage.PromptVersion,
 		},
 	}
 	if inv.Status.Mode == runlorev1.ModeRecall && inv.Status.Recall != nil && inv.Status.Recall.Entry != "" {

@@ -398,10 +398,23 @@ type Usage struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Model string `json:"model,omitempty"`
-	// promptVersion is the content hash of the prompt set used.
+	// promptVersion is the content hash of every prompt template and tool
+	// schema the investigator sends a model; empty for the built-in
+	// analyzer alone, which sends none.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	PromptVersion string `json:"promptVersion,omitempty"`
+	// modelVersion is the content hash of the investigator's model
+	// configuration (provider, model, endpoint, parameters), or of the
+	// built-in analyzer's rules.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ModelVersion string `json:"modelVersion,omitempty"`
+	// investigator names the investigator configuration that ran; empty
+	// for the default one.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Investigator string `json:"investigator,omitempty"`
 }
 
 // StepStatus records one step's run.

@@ -378,7 +378,7 @@ func addUsage(dst *runlorev1.Usage, u runlorev1.Usage) {
 	if u.Model != "" {
 		dst.Model = u.Model
 	}
-	dst.PromptVersion = investigate.PromptVersion()
+	dst.PromptVersion, dst.ModelVersion, dst.Investigator = u.PromptVersion, u.ModelVersion, u.Investigator
 }
 
 func namespaces(ns, operator string) []string {
