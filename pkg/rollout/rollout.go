@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package rollout keeps which investigator delivers findings (the
 // incumbent), which runs beside it in shadow and for what fraction of
 // investigations, and the history of promotions and rollbacks. The state is
