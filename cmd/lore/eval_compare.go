@@ -55,17 +55,26 @@ func runEvalCompare(args []string, stdout, stderr io.Writer) int {
 	shadowName := fs.String("shadow", "", "only Investigations shadowed by this investigator")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
 	fs.Usage = func() { fmt.Fprintln(stderr, compareUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	// Flags may follow the report paths.
+	var reports []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
 		}
-		return 2
+		if fs.NArg() == 0 {
+			break
+		}
+		reports = append(reports, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	var cmp rollout.Comparison
 	var err error
 	switch {
 	case *shadows != "" || *cluster:
-		if fs.NArg() > 0 || (*shadows != "" && *cluster) {
+		if len(reports) > 0 || (*shadows != "" && *cluster) {
 			fmt.Fprintln(stderr, compareUsage)
 			return 2
 		}
@@ -89,10 +98,10 @@ func runEvalCompare(args []string, stdout, stderr io.Writer) int {
 			invs = kept
 		}
 		cmp, err = rollout.CompareShadows(invs)
-	case fs.NArg() == 2:
+	case len(reports) == 2:
 		var a, b eval.Report
-		if a, err = readReport(fs.Arg(0)); err == nil {
-			if b, err = readReport(fs.Arg(1)); err == nil {
+		if a, err = readReport(reports[0]); err == nil {
+			if b, err = readReport(reports[1]); err == nil {
 				cmp, err = eval.CompareReports(a, b)
 			}
 		}

@@ -79,7 +79,7 @@ func runEvalRollout(verb string, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("investigator", "", "an investigator lore serve was started with (--shadow-model-* installs one named shadow)")
 	var fraction *float64
 	var off *bool
-	var report, baseline *string
+	var report *string
 	var gate *eval.GateFlags
 	switch verb {
 	case "shadow":
@@ -87,7 +87,7 @@ func runEvalRollout(verb string, args []string, stdout, stderr io.Writer) int {
 		off = fs.Bool("off", false, "stop shadowing")
 	case "promote":
 		report = fs.String("report", "", "the candidate's investigation eval report (--json)")
-		baseline = fs.String("baseline", "", "the incumbent's report over the same scenarios (--json)")
+		// --baseline is the incumbent's report over the same scenarios.
 		gate = eval.BindGateFlags(fs, eval.MetricPassRate)
 	}
 	fs.Usage = func() { fmt.Fprintln(stderr, rolloutUsage); fs.PrintDefaults() }
@@ -115,7 +115,7 @@ func runEvalRollout(verb string, args []string, stdout, stderr io.Writer) int {
 			change = func(s rollout.State) (rollout.State, error) { return rollout.SetShadow(s, *name, *fraction, now) }
 		}
 	case "promote":
-		if *name == "" || *report == "" || *baseline == "" {
+		if *name == "" || *report == "" || gate.Baseline == "" {
 			fmt.Fprintln(stderr, "lore eval promote: --investigator, --report and --baseline are required")
 			return 2
 		}
@@ -124,7 +124,7 @@ func runEvalRollout(verb string, args []string, stdout, stderr io.Writer) int {
 			gate.FailUnder = &zero
 		}
 		change = func(s rollout.State) (rollout.State, error) {
-			candidate, err := promotionGate(s, *name, *report, *baseline, gate, stdout)
+			candidate, err := promotionGate(s, *name, *report, gate.Baseline, gate, stdout)
 			if err != nil {
 				return s, err
 			}
