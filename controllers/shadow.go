@@ -19,11 +19,37 @@ package controllers
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/rollout"
 )
+
+// shadowRuns counts finished shadow runs by candidate, state and whether
+// the candidate agreed with the delivered finding (rollout.Agree).
+var shadowRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "runlore_shadow_runs_total",
+	Help: "Shadow runs by candidate investigator, state, and agreement with the delivered finding (agree, disagree, or none when the run failed).",
+}, []string{"investigator", "state", "agreement"})
+
+func init() { metrics.Registry.MustRegister(shadowRuns) }
+
+// agreement says whether the shadow agreed with the delivered finding.
+func agreement(inv *runlorev1.Investigation) string {
+	s := inv.Status.Shadow
+	if s.State != runlorev1.ShadowSucceeded {
+		return "none"
+	}
+	vA, _, entA, _, okA := rollout.TopOf(inv.Status.Result)
+	vB, _, entB, _, okB := rollout.TopOf(s.Result)
+	if rollout.Agree(vA, vB, entA, entB, okA, okB) {
+		return "agree"
+	}
+	return "disagree"
+}
 
 // ShadowRunner runs a candidate investigator beside the incumbent.
 type ShadowRunner interface {
@@ -74,6 +100,7 @@ func (r *InvestigationReconciler) runShadow(ctx context.Context, inc *runlorev1.
 	}
 	r.Shadow.Run(ctx, inc, inv)
 	if s := inv.Status.Shadow; s != nil && s.State != runlorev1.ShadowPending {
+		shadowRuns.WithLabelValues(s.Investigator, string(s.State), agreement(inv)).Inc()
 		r.Recorder.Eventf(inv, inc, corev1.EventTypeNormal, "ShadowRecorded", "Shadow", "shadow %s: %s (confidence %s)",
 			s.Investigator, s.State, orNone(string(s.Confidence)))
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -168,6 +169,9 @@ func TestShadowIsRecordedBesideTheDeliveredFindingAndNeverDelivered(t *testing.T
 		}
 		g.Expect(reasons).To(ContainElement("ShadowRecorded"))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
+	var counted dto.Metric
+	g.Expect(shadowRuns.WithLabelValues("candidate", "Succeeded", "disagree").Write(&counted)).To(Succeed())
+	g.Expect(counted.GetCounter().GetValue()).To(BeNumerically(">=", 1))
 	// A later reconcile does not deliver or run the shadow again.
 	g.Consistently(func() int { return len(sink.received()) }, 2*time.Second, 200*time.Millisecond).Should(Equal(1))
 
