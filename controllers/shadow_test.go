@@ -36,6 +36,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/model"
+	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/rollout"
 )
@@ -122,7 +123,15 @@ func TestShadowIsRecordedBesideTheDeliveredFindingAndNeverDelivered(t *testing.T
 	g.Expect(err).NotTo(HaveOccurred())
 
 	sink, hook := newSink(t, http.StatusOK)
-	startManagerWith(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Notifier: hook, Shadow: shadowFor(replay)})
+	steps := testSteps(&stepLog{}, false, nil)
+	incumbent := &investigate.Engine{Tools: tools.NewRegistry(), Now: clock}
+	investigateStep := steps.Investigate
+	steps.Investigate = phase.StepFunc(func(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+		v := incumbent.Versions()
+		inv.Status.Usage = runlorev1.Usage{Model: v.Model, ModelVersion: v.ModelVersion, PromptVersion: v.PromptVersion}
+		return investigateStep.Run(ctx, inc, inv)
+	})
+	startManagerWith(t, ns, Options{Steps: steps, Notifier: hook, Shadow: shadowFor(replay)})
 
 	var inv *runlorev1.Investigation
 	g.Eventually(func(g Gomega) {
@@ -156,6 +165,8 @@ func TestShadowIsRecordedBesideTheDeliveredFindingAndNeverDelivered(t *testing.T
 	var recs runlorev1.OutcomeRecordList
 	g.Expect(k8sClient.List(ctx, &recs, client.InNamespace(ns))).To(Succeed())
 	g.Expect(recs.Items).To(HaveLen(1))
+	g.Expect(recs.Items[0].Spec.ModelVersion).To(Equal(incumbent.ModelVersion()), "the ledger names the investigator that delivered")
+	g.Expect(recs.Items[0].Spec.ModelVersion).NotTo(Equal(s.Usage.ModelVersion))
 	g.Expect(inv.Status.Curation.Decision).To(Equal("below-bar"), "curation saw the incumbent's finding, before the shadow ran")
 	var drafts runlorev1.KnowledgeEntryList
 	g.Expect(k8sClient.List(ctx, &drafts, client.InNamespace(ns))).To(Succeed())
