@@ -45,6 +45,9 @@ type InvestigationReconciler struct {
 	// Actions gates and runs a finished Investigation's suggested actions;
 	// nil leaves them as suggested.
 	Actions *Actions
+	// Shadow runs a candidate investigator beside the delivered finding
+	// (shadow.go); nil runs none.
+	Shadow ShadowRunner
 	// MaxConcurrent bounds Investigations advanced in parallel.
 	MaxConcurrent int
 }
@@ -62,7 +65,7 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	done := inv.Status.Step == runlorev1.StepDone && inv.Status.ObservedGeneration == inv.Generation
-	if !inv.DeletionTimestamp.IsZero() || (done && r.Actions == nil) {
+	if !inv.DeletionTimestamp.IsZero() || (done && r.Actions == nil && !r.shadowPending(inv)) {
 		return ctrl.Result{}, nil
 	}
 	before := inv.DeepCopy()
@@ -82,8 +85,15 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 
 	if done {
-		requeue, err := r.Actions.Reconcile(ctx, inc, inv)
-		return ctrl.Result{RequeueAfter: requeue}, err
+		var requeue time.Duration
+		if r.Actions != nil {
+			var err error
+			if requeue, err = r.Actions.Reconcile(ctx, inc, inv); err != nil {
+				return ctrl.Result{RequeueAfter: requeue}, err
+			}
+		}
+		r.runShadow(ctx, inc, inv)
+		return ctrl.Result{RequeueAfter: requeue}, nil
 	}
 
 	out, err := r.Machine.Advance(ctx, inc, inv)
@@ -105,6 +115,7 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if out.Next == runlorev1.StepDone {
 		inv.Status.ObservedGeneration = inv.Generation
 		observeDone(inv)
+		r.selectShadow(ctx, inv)
 		return ctrl.Result{}, nil
 	}
 	// The status patch wakes the next reconcile; the requeue is a backstop.

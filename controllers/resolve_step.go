@@ -124,6 +124,9 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 			OpenedAt:            metav1.Now(),
 			AlertName:           inc.Spec.AlertName,
 			Workload:            inc.Spec.Workload.DeepCopy(),
+			Investigator:        inv.Status.Usage.Investigator,
+			ModelVersion:        inv.Status.Usage.ModelVersion,
+			PromptVersion:       inv.Status.Usage.PromptVersion,
 		},
 	}
 	rec.Spec.Verdict, rec.Spec.Cause, rec.Spec.CauseEntities = outcome.CauseSnapshot(inv.Status.Result)

@@ -76,6 +76,9 @@ type Options struct {
 	// StepBudgets bound each phase step; phase.DefaultBudgets for steps
 	// not named. An Investigation's reconcile is bounded by the longest.
 	StepBudgets phase.Budgets
+	// Shadow runs a candidate investigator beside the delivered finding;
+	// nil runs none.
+	Shadow ShadowRunner
 }
 
 // UncachedObjects are the kinds RunLore reads but does not watch. The
@@ -149,6 +152,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
 			Executor: &action.Executor{Client: mgr.GetClient(), Audit: opts.AuditLog}, Now: time.Now},
 		MaxConcurrent: opts.MaxConcurrentInvestigations,
+		Shadow:        opts.Shadow,
 	}).SetupWithManager(mgr)
 }
 

@@ -398,10 +398,71 @@ type Usage struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Model string `json:"model,omitempty"`
-	// promptVersion is the content hash of the prompt set used.
+	// promptVersion is the content hash of every prompt template and tool
+	// schema the investigator sends a model; empty for the built-in
+	// analyzer alone, which sends none.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	PromptVersion string `json:"promptVersion,omitempty"`
+	// modelVersion is the content hash of the investigator's model
+	// configuration (provider, model, endpoint, parameters), or of the
+	// built-in analyzer's rules.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ModelVersion string `json:"modelVersion,omitempty"`
+	// investigator names the investigator configuration that ran; empty
+	// for the default one.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Investigator string `json:"investigator,omitempty"`
+}
+
+// ShadowState is where a shadow run stands.
+// +kubebuilder:validation:Enum=Pending;Succeeded;Failed
+type ShadowState string
+
+const (
+	ShadowPending   ShadowState = "Pending"
+	ShadowSucceeded ShadowState = "Succeeded"
+	ShadowFailed    ShadowState = "Failed"
+)
+
+// ShadowRun is a candidate investigator's finding on the same incident,
+// run after the incumbent's finding was delivered. It is never delivered,
+// never acted on and never curated: it is recorded for comparison only.
+type ShadowRun struct {
+	// investigator names the candidate configuration.
+	// +kubebuilder:validation:MaxLength=63
+	Investigator string `json:"investigator"`
+	// state of the run.
+	State ShadowState `json:"state"`
+	// bucket is where this Investigation fell in [0, 1) for the shadow,
+	// and fraction the share shadowed when it was chosen, as decimals.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Bucket string `json:"bucket,omitempty"`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Fraction string `json:"fraction,omitempty"`
+	// result is the candidate's finding, after its own verify pass.
+	// +optional
+	Result *Finding `json:"result,omitempty"`
+	// verify is the candidate's verify outcome.
+	// +optional
+	Verify *VerifyOutcome `json:"verify,omitempty"`
+	// confidence of the candidate's top cause.
+	// +optional
+	Confidence Confidence `json:"confidence,omitempty"`
+	// usage is what the candidate cost, with its versions.
+	// +optional
+	Usage Usage `json:"usage,omitempty"`
+	// message says why a run failed.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+	// completedAt is when the run finished.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 }
 
 // StepStatus records one step's run.
@@ -497,6 +558,11 @@ type InvestigationStatus struct {
 	// confidence of the top cause, for display.
 	// +optional
 	Confidence Confidence `json:"confidence,omitempty"`
+
+	// shadow is a candidate investigator's run on the same incident,
+	// recorded beside the delivered finding and never delivered.
+	// +optional
+	Shadow *ShadowRun `json:"shadow,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -128,6 +128,23 @@ type OutcomeRecordSpec struct {
 	// +kubebuilder:validation:items:MaxLength=512
 	// +optional
 	CauseEntities []string `json:"causeEntities,omitempty"`
+
+	// Which investigator produced the delivered answer (copied from the
+	// Investigation's usage when the record opens).
+
+	// investigator names the investigator configuration; empty for the
+	// default one.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Investigator string `json:"investigator,omitempty"`
+	// modelVersion is the content hash of its model configuration.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ModelVersion string `json:"modelVersion,omitempty"`
+	// promptVersion is the content hash of its prompt set.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	PromptVersion string `json:"promptVersion,omitempty"`
 }
 
 // OutcomeRecordStatus is how the episode ended.

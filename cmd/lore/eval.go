@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -34,8 +35,11 @@ import (
 // whatever the scores; 2 on unreadable input or usage.
 func runEval(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json]")
-		fmt.Fprintln(stderr, "       lore eval investigate --scenarios DIR [--model builtin|cassette:PATH] [--json]")
+		fmt.Fprintln(stderr, "usage: lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json] [interval flags]")
+		fmt.Fprintln(stderr, "       lore eval investigate --scenarios DIR [--model builtin|cassette:PATH] [--json] [interval flags]")
+		fmt.Fprintln(stderr, "       interval flags: [--seed N] [--resamples N] [--baseline REPORT [--fail-under X] [--gate METRICS]]")
+		fmt.Fprintln(stderr, "       lore eval compare A.json B.json | --shadows FILE | --cluster   (see lore eval compare -h)")
+		fmt.Fprintln(stderr, "       lore eval shadow|promote|rollback ...                          (docs/shadow.md)")
 		return eval.ExitBadInput
 	}
 	switch args[0] {
@@ -45,11 +49,18 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel)))
 		if err := eval.InvestigateCommand(context.Background(), args[1:], stdout); err != nil {
 			fmt.Fprintln(stderr, "lore eval investigate:", err)
+			if errors.Is(err, eval.ErrGateFailed) {
+				return eval.ExitEvalError
+			}
 			return eval.ExitBadInput
 		}
 		return 0
+	case "compare":
+		return runEvalCompare(args[1:], stdout, stderr)
+	case "shadow", "promote", "rollback":
+		return runEvalRollout(args[0], args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "lore eval: unknown suite %q (known: recall, investigate)\n", args[0])
+		fmt.Fprintf(stderr, "lore eval: unknown suite %q (known: recall, investigate, compare, shadow, promote, rollback)\n", args[0])
 		return eval.ExitBadInput
 	}
 }

@@ -54,6 +54,7 @@ import (
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/rollout"
 	"github.com/runlore/runlore/pkg/scheme"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/argocd"
@@ -115,6 +116,11 @@ type serveConfig struct {
 	ReceiverMaxQueuedAlerts     int             `json:"receiverMaxQueuedAlerts,omitempty"`
 	ReceiverConcurrency         int             `json:"receiverConcurrency,omitempty"`
 	baselineConfig              `json:",inline"`
+	InvestigatorState           string          `json:"investigatorState,omitempty"`
+	CandidateName               string          `json:"candidateName,omitempty"`
+	CandidateModelProvider      string          `json:"candidateModelProvider,omitempty"`
+	CandidateModelName          string          `json:"candidateModelName,omitempty"`
+	CandidateModelEndpoint      string          `json:"candidateModelEndpoint,omitempty"`
 
 	// skipNameValidation lets a test run a second manager in one process.
 	skipNameValidation bool
@@ -155,6 +161,8 @@ func defaultServeConfig() serveConfig {
 		ReceiverConcurrency:         receiver.DefaultConcurrency,
 		StampKeySecret:              "runlore-stamp-key",
 		baselineConfig:              defaultBaselineConfig(),
+		InvestigatorState:           rollout.DefaultConfigMap,
+		CandidateName:               defaultCandidateName,
 	}
 }
 
@@ -226,6 +234,11 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.IntVar(&cfg.ReceiverMaxQueuedAlerts, "receiver-max-queued-alerts", cfg.ReceiverMaxQueuedAlerts, "alerts the receiver holds unrecorded before it answers 429 with Retry-After")
 	fs.IntVar(&cfg.ReceiverConcurrency, "receiver-concurrency", cfg.ReceiverConcurrency, "alerts the receiver writes to the API server at once")
 	bindBaselineFlags(fs, &cfg.baselineConfig)
+	fs.StringVar(&cfg.InvestigatorState, "investigator-state", cfg.InvestigatorState, "ConfigMap in the operator's namespace holding the rollout state (incumbent, shadow, history) that lore eval shadow|promote|rollback write; empty: the --model-* investigator always delivers")
+	fs.StringVar(&cfg.CandidateName, "candidate-name", cfg.CandidateName, "the name the --candidate-model-* investigator goes by in the rollout state")
+	fs.StringVar(&cfg.CandidateModelProvider, "candidate-model-provider", cfg.CandidateModelProvider, "a candidate investigator to shadow or promote: openai, anthropic, gemini or builtin; its API key is read from RUNLORE_CANDIDATE_MODEL_API_KEY")
+	fs.StringVar(&cfg.CandidateModelName, "candidate-model-name", cfg.CandidateModelName, "the candidate's model")
+	fs.StringVar(&cfg.CandidateModelEndpoint, "candidate-model-endpoint", cfg.CandidateModelEndpoint, "the candidate provider's API root (required for openai)")
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
@@ -308,7 +321,7 @@ func checkLeaderTimings(cfg serveConfig) error {
 // Investigate and Verify when one is configured, then --step-budgets.
 func stepBudgets(cfg serveConfig) phase.Budgets {
 	b := phase.DefaultBudgets
-	if cfg.ModelProvider != "" {
+	if cfg.ModelProvider != "" || (cfg.CandidateModelProvider != "" && cfg.CandidateModelProvider != "builtin") {
 		b = b.With(phase.ModelBudgets)
 	}
 	given, _ := phase.ParseBudgets(cfg.StepBudgets)
@@ -394,19 +407,19 @@ func serve(ctx context.Context, rc *rest.Config, cfg serveConfig) error {
 
 // buildPipeline assembles the Investigation's steps: the shared catalog
 // index, the read-only tools, the what-changed timeline and the engine.
-func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.Steps, *catalog.Syncer, error) {
+func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.Steps, *catalog.Syncer, controllers.ShadowRunner, error) {
 	index, err := catalog.New()
 	if err != nil {
-		return phase.Steps{}, nil, err
+		return phase.Steps{}, nil, nil, err
 	}
 	syncer := catalog.NewSyncer(index, filepath.Join(cfg.CacheDir, "catalogs"))
 	mirrors, err := gitdiff.NewCache(filepath.Join(cfg.CacheDir, "git"))
 	if err != nil {
-		return phase.Steps{}, nil, err
+		return phase.Steps{}, nil, nil, err
 	}
 	clientset, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return phase.Steps{}, nil, err
+		return phase.Steps{}, nil, nil, err
 	}
 	// Investigation reads are live (the API reader starts no informer),
 	// namespaced, under a deadline, with refusals named as unavailable
@@ -425,33 +438,42 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	if cfg.AWS {
 		trail, err := awschanges.New(context.Background())
 		if err != nil {
-			return phase.Steps{}, nil, fmt.Errorf("--aws: %w", err)
+			return phase.Steps{}, nil, nil, fmt.Errorf("--aws: %w", err)
 		}
 		finder.Collectors = append(finder.Collectors, trail)
 		checker, err := awschanges.NewHealthChecker(context.Background())
 		if err != nil {
-			return phase.Steps{}, nil, fmt.Errorf("--aws: %w", err)
+			return phase.Steps{}, nil, nil, fmt.Errorf("--aws: %w", err)
 		}
 		parts.Trail, parts.Health = trail, checker
 	}
 	registry, err := serveRegistry(cfg, parts)
 	if err != nil {
-		return phase.Steps{}, nil, err
+		return phase.Steps{}, nil, nil, err
 	}
 	provider, err := modelProvider(cfg)
 	if err != nil {
-		return phase.Steps{}, nil, err
+		return phase.Steps{}, nil, nil, err
 	}
 	engine := &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration}
 	if provider != nil {
 		engine.Provider = provider
 	}
-	steps := pipeline.Steps(pipeline.Config{
+	installed, err := installInvestigators(mgr, cfg, engine)
+	if err != nil {
+		return phase.Steps{}, nil, nil, err
+	}
+	pc := pipeline.Config{
 		Client: mgr.GetClient(), Index: index, Changes: finder, Window: cfg.ChangeWindow.Duration,
 		Engine: engine, OperatorNamespace: cfg.Namespace, ReadTimeout: cfg.ReadTimeout.Duration,
-		Forges: &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
-	})
-	return steps, syncer, nil
+		Forges:        &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
+		Investigators: installed,
+	}
+	var shadow controllers.ShadowRunner
+	if installed != nil {
+		shadow = pipeline.NewShadow(pc)
+	}
+	return pipeline.Steps(pc), syncer, shadow, nil
 }
 
 // collectorTimeout bounds each what-changed collector so the timeline fits
@@ -465,7 +487,10 @@ func collectorTimeout(b phase.Budgets) time.Duration {
 // The API key comes from the environment (a Secret reference in the chart),
 // never from a flag or the config file.
 func modelProvider(cfg serveConfig) (model.Provider, error) {
-	key := os.Getenv("RUNLORE_MODEL_API_KEY")
+	return modelProviderWithKey(cfg, os.Getenv("RUNLORE_MODEL_API_KEY"))
+}
+
+func modelProviderWithKey(cfg serveConfig, key string) (model.Provider, error) {
 	switch cfg.ModelProvider {
 	case "":
 		return nil, nil
@@ -618,7 +643,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps, syncer, err := buildPipeline(mgr, rc, cfg)
+	steps, syncer, shadow, err := buildPipeline(mgr, rc, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -629,6 +654,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		Syncer:                      syncer,
 		StepBudgets:                 stepBudgets(cfg),
 		Stamps:                      stamps,
+		Shadow:                      shadow,
 	}
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS

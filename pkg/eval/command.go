@@ -49,6 +49,7 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	dir := fs.String("scenarios", "test/scenarios", "folder of scenario folders")
 	modelName := fs.String("model", "builtin", `"builtin" or "cassette:PATH"`)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	gate := BindGateFlags(fs, MetricPassRate)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("eval investigate: %w", err)
 	}
@@ -91,22 +92,31 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	report, err := Run(ctx, cfg, c, suite, func(s Scenario) *investigate.Engine {
+	engineFor := func(s Scenario) *investigate.Engine {
 		now := func() time.Time { return s.Now }
 		kube := &tools.Kube{Client: c, Now: now}
 		return &investigate.Engine{Tools: tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...), Provider: provider, Now: now}
-	})
+	}
+	report, err := Run(ctx, cfg, c, suite, engineFor)
 	if err != nil {
+		return err
+	}
+	versions := engineFor(suite[0]).Versions()
+	report.Versions = &versions
+	if report.Intervals, report.Baseline, err = gate.Apply("investigate", InvestigateUnits(report)); err != nil {
 		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(report)
-	} else {
-		err = WriteReport(stdout, report)
+	} else if err = WriteReport(stdout, report); err == nil {
+		err = WriteIntervals(stdout, report.Intervals, report.Baseline)
 	}
 	if err != nil {
+		return err
+	}
+	if err := GateError(report.Baseline); err != nil {
 		return err
 	}
 	if report.Loaded < report.Scenarios {

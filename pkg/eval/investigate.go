@@ -237,7 +237,12 @@ type Report struct {
 	MedianDurationMS int64   `json:"median_duration_ms"`
 	ModelCalls       int64   `json:"model_calls"`
 	Tokens           int64   `json:"tokens"`
-	Cases            []Case  `json:"cases"`
+	// Versions, Intervals and Baseline: the investigator that ran, the
+	// bootstrap intervals and a --baseline comparison (intervals.go).
+	Versions  *investigate.Versions `json:"versions,omitempty"`
+	Intervals *Intervals            `json:"intervals,omitempty"`
+	Baseline  *GateResult           `json:"baseline,omitempty"`
+	Cases     []Case                `json:"cases"`
 }
 
 // EngineFor builds the engine one scenario runs with (its clock is the

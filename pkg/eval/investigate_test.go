@@ -31,6 +31,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate"
+	"github.com/runlore/runlore/pkg/investigate/builtin"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/test/testenv"
 )
@@ -155,6 +156,14 @@ func TestInvestigateCommand(t *testing.T) {
 	var report Report
 	g.Expect(json.Unmarshal([]byte(out.String()), &report)).To(Succeed())
 	g.Expect(report.Scenarios).To(BeNumerically(">=", 5))
+	// The report says which investigator it measured, with intervals.
+	g.Expect(report.Versions).NotTo(BeNil())
+	g.Expect(report.Versions.Model).To(Equal(investigate.BuiltinModel))
+	g.Expect(report.Versions.ModelVersion).To(Equal(builtin.Version()))
+	g.Expect(report.Intervals).NotTo(BeNil())
+	g.Expect(report.Intervals.Units).To(HaveLen(report.Scenarios))
+	g.Expect(report.Intervals.PassRate.Estimate).To(BeNumerically("~", report.PassRate, 0.0006))
+	g.Expect(report.Intervals.PassRate.Lower).To(BeNumerically("<", report.Intervals.PassRate.Upper))
 
 	err := InvestigateCommand(context.Background(), []string{"--model", "gpt"}, &out)
 	g.Expect(err).To(MatchError(ContainSubstring(`--model "gpt"`)))

@@ -195,8 +195,13 @@ type RecallReport struct {
 	// RecallAt1 is the share of positives whose expected entry ranks first
 	// among the recallable, structurally agreeing candidates; MRR is the
 	// mean reciprocal of that rank.
-	RecallAt1 float64         `json:"recall_at_1"`
-	MRR       float64         `json:"mrr"`
+	RecallAt1 float64 `json:"recall_at_1"`
+	MRR       float64 `json:"mrr"`
+	// Versions, Intervals and Baseline: the policy that ran, the bootstrap
+	// intervals and a --baseline comparison (intervals.go).
+	Versions  *RecallVersions `json:"versions,omitempty"`
+	Intervals *Intervals      `json:"intervals,omitempty"`
+	Baseline  *GateResult     `json:"baseline,omitempty"`
 	Cases     []RecallCaseRun `json:"cases"`
 }
 

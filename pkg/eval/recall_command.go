@@ -39,7 +39,8 @@ const (
 )
 
 // RecallCommand is `lore eval recall --catalog DIR --cases FILE [--policy
-// FILE] [--json]`: it indexes the catalog, runs every case at the policy
+// FILE] [--json] [--seed N] [--resamples N] [--baseline REPORT
+// [--fail-under X] [--gate METRICS]]` (intervals.go): it indexes the catalog, runs every case at the policy
 // (the shipped default without --policy) and prints the report — JSON with
 // --json, a table otherwise. It returns the process exit status.
 func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -49,6 +50,7 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	casesFile := fs.String("cases", "", "JSON Lines `FILE` of recall cases")
 	policyFile := fs.String("policy", "", "RecallPolicy YAML `FILE` (default: the shipped policy)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	gate := BindGateFlags(fs, MetricPrecision, MetricFireRate)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json]")
 		fs.PrintDefaults()
@@ -104,6 +106,16 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
 		return ExitEvalError
 	}
+	rep.Versions = recallVersions(policy)
+	if rep.Intervals, rep.Baseline, err = gate.Apply("recall", RecallUnits(rep, func(i int) bool { return len(cases[i].Expect) > 0 })); err != nil {
+		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
+		return ExitBadInput
+	}
+	status := ExitRan
+	if err := GateError(rep.Baseline); err != nil {
+		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
+		status = ExitEvalError
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -111,13 +123,17 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stderr, "lore eval recall: writing the report: %v\n", err)
 			return ExitEvalError
 		}
-		return ExitRan
+		return status
 	}
 	if err := writeRecallTable(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "lore eval recall: writing the report: %v\n", err)
 		return ExitEvalError
 	}
-	return ExitRan
+	if err := WriteIntervals(stdout, rep.Intervals, rep.Baseline); err != nil {
+		fmt.Fprintf(stderr, "lore eval recall: writing the report: %v\n", err)
+		return ExitEvalError
+	}
+	return status
 }
 
 func writeRecallTable(w io.Writer, rep RecallReport) error {

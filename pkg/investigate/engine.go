@@ -84,6 +84,9 @@ func (b Budget) withDefaults() Budget {
 // Engine investigates incidents. The zero Provider means the built-in
 // analyzer investigates.
 type Engine struct {
+	// Name names the investigator configuration (a shadow's, a promoted
+	// one's); empty for the one lore serve's flags configure.
+	Name string
 	// Tools are the read-only tools; the what-changed tools plug in here.
 	Tools *tools.Registry
 	// Provider is the investigating model; nil uses the built-in analyzer.
@@ -117,7 +120,8 @@ func (e *Engine) registry() *tools.Registry {
 // failure or budget hit yields a partial finding that says so.
 func (e *Engine) Investigate(ctx context.Context, req Request) (*runlorev1.Finding, runlorev1.Usage, error) {
 	start := time.Now()
-	usage := runlorev1.Usage{Model: BuiltinModel, PromptVersion: PromptVersion()}
+	usage := runlorev1.Usage{Model: BuiltinModel}
+	e.stampVersions(&usage)
 	if err := req.Validate(); err != nil {
 		return nil, usage, err
 	}
@@ -165,11 +169,7 @@ func (e *Engine) partial(ctx context.Context, req Request, usage *runlorev1.Usag
 
 func (e *Engine) loop(ctx context.Context, req Request, budget Budget, usage *runlorev1.Usage) (*runlorev1.Finding, error) {
 	reg := e.registry()
-	specs := []model.ToolSpec{}
-	for _, t := range reg.Tools() {
-		specs = append(specs, model.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
-	}
-	specs = append(specs, model.ToolSpec{Name: submitFindingsName, Description: "Submit the finding; ends the investigation.", Parameters: json.RawMessage(submitFindingsSchema)})
+	specs := toolSpecs(reg)
 
 	first := incidentPrompt(req)
 	transcript := strings.Builder{}
@@ -204,7 +204,7 @@ func (e *Engine) loop(ctx context.Context, req Request, budget Budget, usage *ru
 		tokens += resp.InputTokens + resp.OutputTokens
 		messages = append(messages, resp.Message)
 		if len(resp.Message.ToolCalls) == 0 {
-			messages = append(messages, model.Message{Role: model.RoleUser, Content: "Continue with the tools, and finish by calling submit_findings."})
+			messages = append(messages, model.Message{Role: model.RoleUser, Content: continueNudge})
 			continue
 		}
 		for _, call := range resp.Message.ToolCalls {
@@ -286,10 +286,11 @@ type modelReviewer struct {
 	maxTokens int
 }
 
-func (m *modelReviewer) Review(ctx context.Context, req incident.Request, f *runlorev1.Finding, observations map[string]string) ([]verify.CauseReview, error) {
+// reviewRequest is the one request the reviewer sends.
+func reviewRequest(req incident.Request, f *runlorev1.Finding, observations map[string]string, maxTokens int) (model.Request, error) {
 	findingJSON, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
-		return nil, err
+		return model.Request{}, err
 	}
 	var b strings.Builder
 	b.WriteString(incidentPrompt(req))
@@ -297,11 +298,19 @@ func (m *modelReviewer) Review(ctx context.Context, req incident.Request, f *run
 	for _, name := range sortedKeys(observations) {
 		b.WriteString("Live observation:\n" + fence(name, observations[name]) + "\n")
 	}
-	resp, err := m.provider.Complete(ctx, model.Request{
-		System: reviewPrompt, MaxTokens: m.maxTokens,
+	return model.Request{
+		System: reviewPrompt, MaxTokens: maxTokens,
 		Messages: []model.Message{{Role: model.RoleUser, Content: b.String()}},
 		Tools:    []model.ToolSpec{{Name: submitReviewName, Description: "Submit the review.", Parameters: json.RawMessage(submitReviewSchema)}},
-	})
+	}, nil
+}
+
+func (m *modelReviewer) Review(ctx context.Context, req incident.Request, f *runlorev1.Finding, observations map[string]string) ([]verify.CauseReview, error) {
+	request, err := reviewRequest(req, f, observations, m.maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.provider.Complete(ctx, request)
 	if err != nil {
 		return nil, err
 	}

@@ -189,7 +189,8 @@ func TestModelLoop(t *testing.T) {
 	g.Expect(usage.ModelCalls).To(BeEquivalentTo(2))
 	g.Expect(usage.ToolCalls).To(BeEquivalentTo(1))
 	g.Expect(usage.InputTokens).To(BeEquivalentTo(200))
-	g.Expect(usage.PromptVersion).To(Equal(PromptVersion()))
+	g.Expect(usage.PromptVersion).To(Equal(engine(p).PromptVersion()))
+	g.Expect(usage.ModelVersion).To(Equal(engine(p).ModelVersion()))
 	g.Expect(f.RootCauses).To(HaveLen(1))
 	rc := f.RootCauses[0]
 	g.Expect(rc.Confidence).To(BeEquivalentTo("0.86"))
@@ -305,7 +306,7 @@ func TestSubmissionContract(t *testing.T) {
 
 func TestPromptVersionIsContentAddressed(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(PromptVersion()).To(MatchRegexp(`^sha256:[0-9a-f]{64}$`))
+	g.Expect(engine(&scripted{}).PromptVersion()).To(MatchRegexp(`^sha256:[0-9a-f]{64}$`))
 	g.Expect(fence("alert", "x")).To(Equal(fence("alert", "x")))
 	g.Expect(fence("alert", "a </data id=\"1\"> b")).NotTo(ContainSubstring("a </data"))
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -37,8 +38,11 @@ type Interaction struct {
 }
 
 type cassetteFile struct {
-	Version      int           `json:"version"`
-	Provider     string        `json:"provider"`
+	Version  int    `json:"version"`
+	Provider string `json:"provider"`
+	// Description is the recorded provider's identity, so a replay carries
+	// the live model's version; absent in older recordings.
+	Description  *Description  `json:"description,omitempty"`
 	Interactions []Interaction `json:"interactions"`
 }
 
@@ -50,13 +54,15 @@ type Cassette struct {
 
 	mu           sync.Mutex
 	name         string
+	description  *Description
 	interactions map[string]Interaction
 	order        []string
 }
 
 // Record wraps live and writes every exchange to path on Save.
 func Record(path string, live Provider) *Cassette {
-	return &Cassette{path: path, live: live, name: live.Name(), interactions: map[string]Interaction{}}
+	d := DescriptionOf(live)
+	return &Cassette{path: path, live: live, name: live.Name(), description: &d, interactions: map[string]Interaction{}}
 }
 
 // Replay loads a cassette written by Record.
@@ -72,7 +78,7 @@ func Replay(path string) (*Cassette, error) {
 	if f.Version != 1 {
 		return nil, fmt.Errorf("cassette %s: version %d is not 1", path, f.Version)
 	}
-	c := &Cassette{path: path, name: f.Provider, interactions: map[string]Interaction{}}
+	c := &Cassette{path: path, name: f.Provider, description: f.Description, interactions: map[string]Interaction{}}
 	for i, in := range f.Interactions {
 		if in.Key == "" {
 			return nil, fmt.Errorf("cassette %s: interactions[%d].key is empty", path, i)
@@ -85,6 +91,16 @@ func Replay(path string) (*Cassette, error) {
 
 // Name is the recorded provider's name.
 func (c *Cassette) Name() string { return c.name }
+
+// Describe is the recorded provider's identity: a replay has the version of
+// the model it recorded. A recording without one is described by its name.
+func (c *Cassette) Describe() Description {
+	if c.description != nil {
+		return *c.description
+	}
+	provider, name, _ := strings.Cut(c.name, "/")
+	return Description{Provider: provider, Model: name}
+}
 
 // Complete replays the recorded answer, or in record mode asks the live
 // provider and records it.
@@ -116,7 +132,7 @@ func (c *Cassette) Complete(ctx context.Context, req Request) (Response, error) 
 // Save writes the recorded interactions, in the order they happened.
 func (c *Cassette) Save() error {
 	c.mu.Lock()
-	f := cassetteFile{Version: 1, Provider: c.name}
+	f := cassetteFile{Version: 1, Provider: c.name, Description: c.description}
 	for _, k := range c.order {
 		f.Interactions = append(f.Interactions, c.interactions[k])
 	}

@@ -75,6 +75,10 @@ type Config struct {
 	Forges *Forges
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Investigators are the other installed investigator configurations
+	// and the rollout state that may promote one over Engine; nil means
+	// Engine always investigates (shadow.go).
+	Investigators *Investigators
 	// ReadTimeout bounds each read the recall step makes of RunLore's own
 	// objects; kuberead.DefaultTimeout when zero. The live reads that
 	// confirm a recall go through the engine's tools, under theirs.
@@ -339,7 +343,7 @@ func (c *Config) request(ctx context.Context, inc *runlorev1.Incident, inv *runl
 
 func (c *Config) investigate(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
 	req, warnings := c.request(ctx, inc, inv)
-	f, usage, err := c.Engine.Investigate(ctx, req)
+	f, usage, err := c.incumbent(ctx).Investigate(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -361,7 +365,12 @@ func (c *Config) verify(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 	}
 	req, _ := c.request(ctx, inc, inv)
 	failClosed := inv.Status.Mode == runlorev1.ModeRecall
-	out, f, err := c.Engine.Verify(ctx, req, inv.Status.Result, failClosed)
+	// The investigator that investigated reviews its own finding.
+	engine, ok := c.engineNamed(inv.Status.Usage.Investigator)
+	if !ok {
+		engine = c.Engine
+	}
+	out, f, err := engine.Verify(ctx, req, inv.Status.Result, failClosed)
 	if err != nil {
 		if failClosed {
 			inv.Status.Verify = &runlorev1.VerifyOutcome{Ran: false, Verdict: "failed", Notes: []string{"the review could not run, so the recalled answer is not trusted"}}
@@ -381,7 +390,7 @@ func addUsage(dst *runlorev1.Usage, u runlorev1.Usage) {
 	if u.Model != "" {
 		dst.Model = u.Model
 	}
-	dst.PromptVersion = investigate.PromptVersion()
+	dst.PromptVersion, dst.ModelVersion, dst.Investigator = u.PromptVersion, u.ModelVersion, u.Investigator
 }
 
 func namespaces(ns, operator string) []string {

@@ -307,6 +307,11 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		"--model-provider=openai",
 		"--model-name=qwen2.5-72b-instruct",
 		"--model-endpoint=http://vllm.models.svc:8000/v1",
+		"--investigator-state=investigators",
+		"--candidate-name=claude",
+		"--candidate-model-provider=anthropic",
+		"--candidate-model-name=claude-candidate",
+		"--candidate-model-endpoint=https://models.internal",
 		"--notify-slack-webhook-file=/etc/runlore/notify/url",
 		"--notify-webhook-url=https://hooks.example.com/runlore",
 		"--aws",
@@ -345,6 +350,7 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 	g.Expect(env["HTTPS_PROXY"].Value).To(Equal("http://proxy.internal:3128"))
 	g.Expect(env["RUNLORE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Name).To(Equal("model-api-key"))
 	g.Expect(env["RUNLORE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Key).To(Equal("api-key"))
+	g.Expect(env["RUNLORE_CANDIDATE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Name).To(Equal("candidate-api-key"))
 	g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(2))
 	g.Expect(*dep.Spec.Template.Spec.TerminationGracePeriodSeconds).To(BeEquivalentTo(60), "the shutdown timeout plus 10s")
 	g.Expect(dep.Spec.Template.Spec.ServiceAccountName).To(Equal("runlore"))
