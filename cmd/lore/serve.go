@@ -116,11 +116,11 @@ type serveConfig struct {
 	ReceiverMaxQueuedAlerts     int             `json:"receiverMaxQueuedAlerts,omitempty"`
 	ReceiverConcurrency         int             `json:"receiverConcurrency,omitempty"`
 	baselineConfig              `json:",inline"`
-	InvestigatorState           string          `json:"investigatorState,omitempty"`
-	CandidateName               string          `json:"candidateName,omitempty"`
-	CandidateModelProvider      string          `json:"candidateModelProvider,omitempty"`
-	CandidateModelName          string          `json:"candidateModelName,omitempty"`
-	CandidateModelEndpoint      string          `json:"candidateModelEndpoint,omitempty"`
+	InvestigatorState           string `json:"investigatorState,omitempty"`
+	CandidateName               string `json:"candidateName,omitempty"`
+	CandidateModelProvider      string `json:"candidateModelProvider,omitempty"`
+	CandidateModelName          string `json:"candidateModelName,omitempty"`
+	CandidateModelEndpoint      string `json:"candidateModelEndpoint,omitempty"`
 
 	// skipNameValidation lets a test run a second manager in one process.
 	skipNameValidation bool
