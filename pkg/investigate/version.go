@@ -59,6 +59,15 @@ func probeRequest() incident.Request {
 		},
 		PriorFinding: "probe prior finding",
 		Leads:        []string{"probe-lead.md"},
+		Memory: &incident.Memory{
+			Corrections: []incident.Correction{{User: "probe-user", Text: "probe correction", At: start,
+				Investigation: "probe-inv", Cause: "probe corrected cause", Entities: []string{"Deployment/probe-ns/probe"}}},
+			History: []incident.Episode{{Investigation: "probe-inv", OpenedAt: start, Cause: "probe cause", Verdict: "diagnosed",
+				Outcome: "resolved", TimeToResolve: time.Minute, Entry: "probe-entry", Corrected: true}},
+			Runbooks: []incident.Runbook{{Entry: "probe-entry", Path: "probe.md", Recalls: 2, Resolved: 1,
+				Failed: []incident.FailedCase{{Investigation: "probe-inv", At: start, Why: "probe why"}}}},
+			Unavailable: []string{"source unavailable: probe"},
+		},
 	}
 }
 
