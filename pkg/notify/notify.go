@@ -82,6 +82,38 @@ type Message struct {
 	PullRequest string
 	// Truncated is true when bounds dropped causes, lines or actions.
 	Truncated bool
+	// State is what happened after delivery; a posted card is updated in
+	// place when it changes.
+	State CardState
+}
+
+// CardState is the part of a finding that moves after delivery.
+type CardState struct {
+	// Verified describes the adversarial verify pass, when it ran.
+	Verified string
+	// Votes is the outcome record's "+up/-down".
+	Votes string
+	// Resolved is set once the incident stayed clear for the
+	// sustained-clear window; Closed once the episode closed either way.
+	Resolved, Closed bool
+}
+
+// Line renders the state as one sentence, empty when nothing happened.
+func (s CardState) Line() string {
+	var parts []string
+	if s.Verified != "" {
+		parts = append(parts, s.Verified)
+	}
+	if s.Votes != "" {
+		parts = append(parts, "votes "+s.Votes)
+	}
+	switch {
+	case s.Resolved:
+		parts = append(parts, "✅ resolved: the alert cleared and stayed clear")
+	case s.Closed:
+		parts = append(parts, "closed without resolving")
+	}
+	return strings.Join(parts, " · ")
 }
 
 // IncidentInfo identifies the Incident.
@@ -175,6 +207,9 @@ type Input struct {
 	// record gives the resolve rate.
 	Entry      *runlorev1.KnowledgeEntry
 	Recurrence Recurrence
+	// Record is the episode's OutcomeRecord, when it is read back for an
+	// update: its votes and resolution.
+	Record *runlorev1.OutcomeRecord
 }
 
 // NewMessage builds the redacted, bounded Message for an Investigation.
@@ -220,6 +255,16 @@ func NewMessage(in Input) (*Message, error) {
 	}
 	if inv.Status.Curation != nil {
 		m.PullRequest = textutil.Runes(redact.String(inv.Status.Curation.PullRequest), 2048)
+	}
+	if v := inv.Status.Verify; v != nil && v.Ran {
+		m.State.Verified = textutil.Runes("verified: "+redact.String(v.Verdict), maxLineRunes)
+		if v.ConfidenceBefore != "" || v.ConfidenceAfter != "" {
+			m.State.Verified += fmt.Sprintf(" (confidence %s → %s)", orDash(string(v.ConfidenceBefore)), orDash(string(v.ConfidenceAfter)))
+		}
+	}
+	if r := in.Record; r != nil {
+		m.State.Votes = r.Status.VotesSummary
+		m.State.Resolved, m.State.Closed = r.Status.Resolved, r.Status.ClosedAt != nil
 	}
 	return m, nil
 }
