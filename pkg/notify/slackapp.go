@@ -18,6 +18,8 @@ package notify
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -354,3 +356,55 @@ func ActionValue(namespace, investigation, actionID string) string {
 }
 
 func queryEscape(s string) string { return url.QueryEscape(s) }
+
+// Annotations on an OutcomeRecord that tie the episode to its chat
+// messages.
+const (
+	// MessagesAnnotation holds the posted messages' refs, as JSON.
+	MessagesAnnotation = "runlore.io/chat-messages"
+	// CardAnnotation holds the hash of the card last rendered into them,
+	// so a card is rewritten only when its content moved.
+	CardAnnotation = "runlore.io/chat-card"
+)
+
+// maxRefs bounds the refs kept per episode.
+const maxRefs = 8
+
+// EncodeRefs renders refs for MessagesAnnotation.
+func EncodeRefs(refs []Ref) string {
+	if len(refs) > maxRefs {
+		refs = refs[:maxRefs]
+	}
+	raw, _ := json.Marshal(refs)
+	return string(raw)
+}
+
+// DecodeRefs reads MessagesAnnotation; an empty value is no refs.
+func DecodeRefs(s string) ([]Ref, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var refs []Ref
+	if err := json.Unmarshal([]byte(s), &refs); err != nil {
+		return nil, fmt.Errorf("%s: %v", MessagesAnnotation, err)
+	}
+	if len(refs) > maxRefs {
+		return nil, fmt.Errorf("%s: %d refs, at most %d", MessagesAnnotation, len(refs), maxRefs)
+	}
+	for i, r := range refs {
+		if r.Kind == "" || r.Room == "" || r.ID == "" || len(r.Room) > 255 || len(r.ID) > 255 {
+			return nil, fmt.Errorf("%s[%d]: kind, room and id are required", MessagesAnnotation, i)
+		}
+	}
+	return refs, nil
+}
+
+// CardHash is the hash of what m renders to on every channel.
+func CardHash(m *Message) string {
+	raw, _ := json.Marshal(struct {
+		Blocks []SlackBlock
+		Matrix MatrixContent
+	}{slackBlocks(m, true), MatrixCard(m)})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16])
+}
