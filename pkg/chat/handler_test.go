@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	. "github.com/onsi/gomega"
 
 	"github.com/runlore/runlore/pkg/notify"
@@ -322,3 +324,5 @@ func TestSlackDirectory(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(groups).To(Equal([]string{"slack:email:spengler@ghostbusters.example.com", "slack:usergroup:S0ONCALL"}))
 }
+
+func testLogger(t *testing.T) logr.Logger { return testr.New(t) }

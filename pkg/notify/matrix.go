@@ -208,3 +208,74 @@ func MatrixCard(m *Message) MatrixContent {
 	return MatrixContent{MsgType: "m.text", Body: textutil.Runes(strings.TrimSpace(plain.String()), 16000),
 		Format: "org.matrix.custom.html", FormattedBody: textutil.Runes(rich.String(), 32000)}
 }
+
+// MatrixEvent is a room event as the client-server API returns it.
+type MatrixEvent struct {
+	Type           string `json:"type"`
+	EventID        string `json:"event_id"`
+	Sender         string `json:"sender"`
+	OriginServerTS int64  `json:"origin_server_ts"`
+	Content        struct {
+		RelatesTo *MatrixRelation `json:"m.relates_to"`
+	} `json:"content"`
+}
+
+// maxRelationPages bounds how many pages of relations are read per event.
+const maxRelationPages = 5
+
+// Reactions lists the m.annotation relations (reactions) to eventID in
+// room, through GET /_matrix/client/v1/rooms/{room}/relations/{event}/m.annotation.
+func (x *Matrix) Reactions(ctx context.Context, room, eventID string) ([]MatrixEvent, error) {
+	var out []MatrixEvent
+	from := ""
+	for range maxRelationPages {
+		q := url.Values{"limit": {"100"}}
+		if from != "" {
+			q.Set("from", from)
+		}
+		target := strings.TrimSuffix(x.Homeserver, "/") + "/_matrix/client/v1/rooms/" + url.PathEscape(room) +
+			"/relations/" + url.PathEscape(eventID) + "/m.annotation?" + q.Encode()
+		var page struct {
+			Chunk     []MatrixEvent `json:"chunk"`
+			NextBatch string        `json:"next_batch"`
+		}
+		if err := x.get(ctx, target, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Chunk...)
+		if page.NextBatch == "" || page.NextBatch == from {
+			break
+		}
+		from = page.NextBatch
+	}
+	return out, nil
+}
+
+// WhoAmI is the bot's own user id (GET /_matrix/client/v3/account/whoami).
+func (x *Matrix) WhoAmI(ctx context.Context) (string, error) {
+	var me struct {
+		UserID string `json:"user_id"`
+	}
+	if err := x.get(ctx, strings.TrimSuffix(x.Homeserver, "/")+"/_matrix/client/v3/account/whoami", &me); err != nil {
+		return "", err
+	}
+	if me.UserID == "" {
+		return "", errors.New("matrix whoami: the answer carries no user_id")
+	}
+	return me.UserID, nil
+}
+
+func (x *Matrix) get(ctx context.Context, target string, out any) error {
+	if x.AccessToken == "" {
+		return errors.New("matrix access token is empty")
+	}
+	h := http.Header{"Authorization": {"Bearer " + x.AccessToken}}
+	answer, err := x.Delivery.send(ctx, http.MethodGet, target, "application/json", h, nil, nil)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("matrix: decoding the answer: %v", err)
+	}
+	return nil
+}
