@@ -255,7 +255,7 @@ func matrixAPI(t *testing.T, event string) *httptest.Server {
 		switch {
 		case r.URL.Path == "/_matrix/client/v3/account/whoami":
 			_, _ = w.Write([]byte(`{"user_id":"@runlore:example.org","device_id":"ABCDEF"}`))
-		case r.URL.EscapedPath() == "/_matrix/client/v1/rooms/%21oncall:example.org/relations/"+strings.ReplaceAll(event, "$", "$")+"/m.annotation":
+		case r.URL.EscapedPath() == "/_matrix/client/v1/rooms/%21oncall:example.org/relations/"+event+"/m.annotation":
 			_ = json.NewEncoder(w).Encode(map[string]any{"chunk": chunk})
 		default:
 			t.Errorf("unexpected request %s", r.URL.EscapedPath())
