@@ -32,6 +32,7 @@ import (
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/notify"
+	"github.com/runlore/runlore/pkg/pipeline"
 )
 
 func (cfg serveConfig) notifyConfig() notify.Config {
@@ -98,6 +99,27 @@ func setupChat(mgr ctrl.Manager, cfg serveConfig, stamps *admission.Signer, n no
 			Secret: func() ([]byte, error) { return readSecretFile(path) },
 			Routes: app.Channels, Verbs: verbs, Directory: chat.SlackDirectory{App: app},
 			Log: log.WithName("slack"),
+		}
+	}
+	if app != nil && cfg.SlackThreadPoll.Duration > 0 {
+		notes := chat.ForgeNotes{Reader: mgr.GetAPIReader(), Forges: &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace}}
+		threads := chat.NewSlackThreads(mgr.GetClient(), app, notes, cfg.SlackThreadPoll.Duration, log.WithName("threads"))
+		// Corrections are filed as notes; the outcome ledger's
+		// CorrectionSink plugs in here (threads.Corrections).
+		if err := mgr.Add(threads); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MatrixAccessTokenFile != "" && cfg.MatrixPoll.Duration > 0 {
+		mx, err := notify.MatrixFromConfig(cfg.notifyConfig())
+		if err != nil {
+			return nil, err
+		}
+		if stamps == nil {
+			log.Info("WARNING: Matrix reactions are not counted: votes need the admission webhook's stamp key; see docs/security.md")
+		}
+		if err := mgr.Add(chat.NewMatrixReactions(mgr.GetClient(), mx, verbs, cfg.MatrixPoll.Duration, log.WithName("matrix"))); err != nil {
+			return nil, err
 		}
 	}
 	return routes, nil
