@@ -170,6 +170,15 @@ func newClicker(t *testing.T, ns string) (*clicker, *chat.SlackInteractions) {
 // click sends Slack's recorded block_actions payload as user, with the
 // button's action id and value, signed with secret.
 func (c *clicker) click(user, actionID, value string, secret []byte) int {
+	return c.send(user, actionID, value, false, secret)
+}
+
+// choose sends the payload of a choice made in a follow-up select.
+func (c *clicker) choose(user, actionID, value string) int {
+	return c.send(user, actionID, value, true, slackSecret)
+}
+
+func (c *clicker) send(user, actionID, value string, selected bool, secret []byte) int {
 	raw, err := os.ReadFile(filepath.Join(testenv.Root(), "pkg", "chat", "testdata", "block_actions.json"))
 	if err != nil {
 		c.t.Fatal(err)
@@ -179,6 +188,11 @@ func (c *clicker) click(user, actionID, value string, secret []byte) int {
 	p["user"].(map[string]any)["id"] = user
 	a := p["actions"].([]any)[0].(map[string]any)
 	a["action_id"], a["value"] = actionID, value
+	if selected {
+		delete(a, "value")
+		a["type"] = "static_select"
+		a["selected_option"] = map[string]any{"text": map[string]any{"type": "plain_text", "text": "choice"}, "value": value}
+	}
 	payload, _ := json.Marshal(p)
 	body := url.Values{"payload": {string(payload)}}.Encode()
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
@@ -273,6 +287,20 @@ func TestSlackVoteMovesTrust(t *testing.T) {
 		tr := trust(g)
 		g.Expect(tr.Up).To(Equal(int32(0)))
 		g.Expect(tr.Down).To(Equal(int32(1)))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+
+	// 🔕 asks for a duration; the choice silences the Incident, stamped
+	// with the Slack user.
+	g.Expect(clicks.click("UA8RXUSPL", notify.ActionSilence, value, slackSecret)).To(Equal(http.StatusOK))
+	g.Eventually(clicks.said, eventually, 100*time.Millisecond).Should(ContainElement(ContainSubstring("For how long")))
+	g.Expect(clicks.choose("UA8RXUSPL", notify.ActionSilence, value+"/4h0m0s")).To(Equal(http.StatusOK))
+	g.Eventually(func(g Gomega) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc"}, inc)).To(Succeed())
+		g.Expect(inc.Annotations).To(HaveKeyWithValue(runlorev1.SilenceAnnotation, "4h0m0s"))
+		g.Expect(inc.Annotations).To(HaveKeyWithValue("runlore.io/silence-by", "slack:UA8RXUSPL"))
+		g.Expect(inc.Status.SilencedUntil).NotTo(BeNil())
+		g.Expect(inc.Status.SilencedUntil.Time).To(BeTemporally("~", time.Now().Add(4*time.Hour), time.Minute))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
 
 	// Someone patching the vote record by hand is still refused.
