@@ -40,6 +40,10 @@ var testSecret = []byte("8f742231b10e8888abcd99yyyzzz85a5")
 // recordedPayload is Slack's documented block_actions payload with the
 // button's action_id and value replaced by a RunLore card's.
 func recordedPayload(t *testing.T, actionID, value string) string {
+	return recordedPayloadFrom(t, actionID, value)
+}
+
+func recordedPayloadFrom(t testing.TB, actionID, value string) string {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/block_actions.json")
 	if err != nil {

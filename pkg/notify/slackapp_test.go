@@ -219,3 +219,17 @@ func TestSlackAppUnmappedNamespace(t *testing.T) {
 	_, err := app.Post(context.Background(), mustMessage(t, Input{Incident: inc, Investigation: inv}))
 	g.Expect(err).To(MatchError(ContainSubstring("no Slack channel is mapped to namespace shop")))
 }
+
+// BenchmarkCards renders a finding as the Slack card and the Matrix card
+// and hashes both, as every card update does.
+func BenchmarkCards(b *testing.B) {
+	inc, inv := fixture()
+	m, err := NewMessage(Input{Incident: inc, Investigation: inv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = CardHash(m)
+	}
+}
