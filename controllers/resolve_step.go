@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/redact"
 	"github.com/runlore/runlore/pkg/textutil"
@@ -279,21 +280,8 @@ func (s OpenOutcome) recalledEntry(ctx context.Context, inv *runlorev1.Investiga
 }
 
 // recurrence counts the episodes opened for the Incident's trigger key in
-// its namespace, this one included, and the Incident's firings.
+// its namespace, this one included (in all and this week), quotes the
+// previous one's answer, and counts the Incident's firings.
 func (s OpenOutcome) recurrence(ctx context.Context, inc *runlorev1.Incident, self string) notify.Recurrence {
-	r := notify.Recurrence{Episodes: 1, Occurrences: inc.Status.Occurrences}
-	if inc.Spec.TriggerKey == "" {
-		return r
-	}
-	var list runlorev1.OutcomeRecordList
-	if err := s.Client.List(ctx, &list, client.InNamespace(inc.Namespace)); err != nil {
-		log.FromContext(ctx).Error(err, "listing outcome records for the recurrence count")
-		return r
-	}
-	for _, rec := range list.Items {
-		if rec.Name != self && rec.Spec.TriggerKey == inc.Spec.TriggerKey {
-			r.Episodes++
-		}
-	}
-	return r
+	return chat.Recurrence(ctx, s.Client, inc.Namespace, inc.Spec.TriggerKey, self, time.Now(), inc.Status.Occurrences)
 }

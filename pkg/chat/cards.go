@@ -98,7 +98,8 @@ func CardMessage(ctx context.Context, r client.Reader, rec *runlorev1.OutcomeRec
 		}
 		return nil, err
 	}
-	in := notify.Input{Incident: inc, Investigation: inv, Record: rec, Recurrence: notify.Recurrence{Episodes: 1, Occurrences: inc.Status.Occurrences}}
+	in := notify.Input{Incident: inc, Investigation: inv, Record: rec,
+		Recurrence: Recurrence(ctx, r, rec.Namespace, rec.Spec.TriggerKey, rec.Name, rec.Spec.OpenedAt.Time, inc.Status.Occurrences)}
 	if rec.Spec.EntryRef != nil {
 		ns := rec.Spec.EntryNamespace
 		if ns == "" {
@@ -107,18 +108,6 @@ func CardMessage(ctx context.Context, r client.Reader, rec *runlorev1.OutcomeRec
 		e := &runlorev1.KnowledgeEntry{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Spec.EntryRef.Name}, e); err == nil {
 			in.Entry = e
-		}
-	}
-	if rec.Spec.TriggerKey != "" {
-		var list runlorev1.OutcomeRecordList
-		if err := r.List(ctx, &list, client.InNamespace(rec.Namespace)); err == nil {
-			for _, o := range list.Items {
-				// Episodes up to this one, as the card counted them when
-				// it was posted.
-				if o.Name != rec.Name && o.Spec.TriggerKey == rec.Spec.TriggerKey && !o.Spec.OpenedAt.After(rec.Spec.OpenedAt.Time) {
-					in.Recurrence.Episodes++
-				}
-			}
 		}
 	}
 	return notify.NewMessage(in)

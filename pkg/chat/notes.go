@@ -114,6 +114,14 @@ func noteComment(n notify.Note, text string) string {
 // finding's open draft, OpenDraft posts only its comment.
 func noteDraft(n notify.Note, inv *runlorev1.Investigation, text, fingerprint, comment string) forge.Draft {
 	title := textutil.Runes("Operator note on "+n.Namespace+"/"+n.Investigation, 120)
+	finding := n.Namespace + "/" + n.Investigation
+	if res := inv.Status.Result; res != nil && len(res.RootCauses) > 0 {
+		finding = textutil.Runes(redact.String(res.RootCauses[0].Summary), 160)
+	}
+	// The description names the note's provenance and quotes its claim:
+	// it is most of what a reviewer of a recall reads.
+	description := textutil.Runes(strings.Join(strings.Fields(fmt.Sprintf("Operator knowledge from %s via %s, on the finding %q: %s",
+		n.Author, n.Source, finding, text)), " "), 400)
 	content := fmt.Sprintf(`---
 type: Concept
 title: %q
@@ -128,7 +136,7 @@ provenance: operator
 
 This is an operator's account written in chat, filed as a note: RunLore did
 not verify it, and it is not evidence for Investigation %s/%s.
-`, title, textutil.Runes("What an operator said about "+inv.Namespace+"/"+inv.Name, 200), quote(text), n.Author, n.Source,
+`, title, description, quote(text), n.Author, n.Source,
 		n.At.UTC().Format(time.RFC3339), inv.Namespace, inv.Name)
 	return forge.Draft{
 		Fingerprint: fingerprint,

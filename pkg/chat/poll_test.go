@@ -197,6 +197,7 @@ func TestForgeNotes(t *testing.T) {
 	g.Expect(content).To(ContainSubstring("> we rolled back by hand at 03:10"))
 	g.Expect(content).To(ContainSubstring("slack:U061F7AUR"))
 	g.Expect(content).To(ContainSubstring("not evidence"))
+	g.Expect(content).To(ContainSubstring(`description: "Operator knowledge from slack:U061F7AUR via Slack thread C061F7AUR/1482960137.003543, on the finding \"` + ns + `/inc-1\": we rolled back by hand at 03:10"`))
 	again, err := sink.File(ctx, note)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(again).To(HavePrefix("already filed"))
@@ -297,4 +298,36 @@ func TestMatrixReactionsAreVotesAndSilences(t *testing.T) {
 		}
 	}
 	g.Expect(silences).To(Equal(1), "a 🔕 reaction silences once")
+}
+
+func TestRecurrenceQuotesThePreviousAnswer(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	now := time.Now().Truncate(time.Second)
+	mk := func(name string, age time.Duration, key string) {
+		rec := &runlorev1.OutcomeRecord{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: runlorev1.OutcomeRecordSpec{IncidentRef: runlorev1.LocalObjectReference{Name: "inc"},
+				InvestigationRef: runlorev1.LocalObjectReference{Name: name}, Kind: runlorev1.OutcomeFresh, TriggerKey: key,
+				OpenedAt: metav1.NewTime(now.Add(-age))}}
+		g.Expect(k8s.Create(ctx, rec)).To(Succeed())
+	}
+	mk("old", 30*24*time.Hour, "k")
+	mk("recent", 2*24*time.Hour, "k")
+	mk("other-trigger", time.Hour, "other")
+	mk("self", 0, "k")
+	inv := &runlorev1.Investigation{ObjectMeta: metav1.ObjectMeta{Name: "recent", Namespace: ns},
+		Spec: runlorev1.InvestigationSpec{IncidentRef: runlorev1.LocalObjectReference{Name: "inc"}}}
+	g.Expect(k8s.Create(ctx, inv)).To(Succeed())
+	inv.Status.Result = &runlorev1.Finding{Verdict: runlorev1.VerdictDiagnosed,
+		RootCauses: []runlorev1.RootCause{{Summary: "memory limit lowered in abc1234", Confidence: "0.8"}}}
+	inv.Status.Curation = &runlorev1.CurationDecision{Decision: "drafted", PullRequest: "https://git.example/acme/runbooks/pull/9"}
+	g.Expect(k8s.Status().Update(ctx, inv)).To(Succeed())
+
+	r := Recurrence(ctx, k8s, ns, "k", "self", now, 2)
+	g.Expect(r).To(Equal(notify.Recurrence{Episodes: 3, ThisWeek: 2, Occurrences: 2,
+		Previous: "memory limit lowered in abc1234 (https://git.example/acme/runbooks/pull/9)"}))
+	g.Expect(r.Line()).To(Equal("2nd time this week; seen 3 times for this trigger (this incident fired 2 times); " +
+		"previous answer: memory limit lowered in abc1234 (https://git.example/acme/runbooks/pull/9)"))
+	g.Expect(Recurrence(ctx, k8s, ns, "", "self", now, 1)).To(Equal(notify.Recurrence{Episodes: 1, ThisWeek: 1, Occurrences: 1}))
 }

@@ -186,17 +186,45 @@ type Recurrence struct {
 	Episodes int
 	// Occurrences is how many times this Incident fired.
 	Occurrences int32
+	// ThisWeek is how many of the episodes opened in the last seven days.
+	ThisWeek int
+	// Previous is the previous episode's answer, e.g. its top cause and
+	// draft pull request; redacted and bounded by its builder.
+	Previous string
 }
 
 // Line renders the recurrence as one sentence, empty when there is none.
 func (r Recurrence) Line() string {
+	var line string
 	switch {
 	case r.Episodes > 1:
-		return fmt.Sprintf("Seen %d times for this trigger (this incident fired %d times)", r.Episodes, max(r.Occurrences, 1))
+		line = fmt.Sprintf("Seen %d times for this trigger (this incident fired %d times)", r.Episodes, max(r.Occurrences, 1))
+		if r.ThisWeek > 1 {
+			line = fmt.Sprintf("%s time this week; seen %d times for this trigger (this incident fired %d times)", ordinal(r.ThisWeek), r.Episodes, max(r.Occurrences, 1))
+		}
 	case r.Occurrences > 1:
-		return fmt.Sprintf("This incident fired %d times", r.Occurrences)
+		line = fmt.Sprintf("This incident fired %d times", r.Occurrences)
+	default:
+		return "First time this trigger was seen"
 	}
-	return "First time this trigger was seen"
+	if r.Previous != "" {
+		line += "; previous answer: " + r.Previous
+	}
+	return line
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // Input is what NewMessage builds a Message from.
