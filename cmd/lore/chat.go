@@ -91,6 +91,9 @@ func setupChat(mgr ctrl.Manager, cfg serveConfig, stamps *admission.Signer, n no
 		if stamps == nil {
 			log.Info("WARNING: Slack clicks are answered with a refusal: votes and approvals need the admission webhook's stamp key; see docs/security.md")
 		}
+		if cfg.ReceiverBindAddress == "0" {
+			return nil, errors.New("--slack-signing-secret-file: Slack's interactivity requests are served on the receiver's port, which --receiver-bind-address=0 turns off")
+		}
 		path := cfg.SlackSigningSecretFile
 		if _, err := readSecretFile(path); err != nil {
 			return nil, fmt.Errorf("--slack-signing-secret-file: %w", err)
