@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/notify"
@@ -342,6 +343,30 @@ func TestSlackApprovalGoesThroughTheGate(t *testing.T) {
 		g.Expect(f.action(g).State).To(Equal(runlorev1.ActionPendingApproval))
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
 
+	// Two earlier proposals of the same action went unanswered: approval
+	// fatigue counts them, and a chat answer clears the streak as a
+	// kubectl one does.
+	key := action.Key(runlorev1.OpSuspend, runlorev1.ObjectReference{Kind: "Kustomization", Namespace: ns, Name: "apps"})
+	g.Eventually(func() error {
+		p := &runlorev1.ActionPolicy{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "oncall"}, p); err != nil {
+			return err
+		}
+		p.Status.Fatigue = []runlorev1.ActionFatigue{{Key: key, ConsecutiveExpiries: 2}}
+		return k8sClient.Status().Update(ctx, p)
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+	fatigued := func(g Gomega) bool {
+		p := &runlorev1.ActionPolicy{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "oncall"}, p)).To(Succeed())
+		for _, fr := range p.Status.Fatigue {
+			if fr.Key == key {
+				return true
+			}
+		}
+		return false
+	}
+	g.Consistently(fatigued, 2*time.Second, 200*time.Millisecond).Should(BeTrue(), "unanswered, the streak stands")
+
 	g.Expect(clicks.click("U0ALICE", notify.ActionApprove, value, slackSecret)).To(Equal(http.StatusOK))
 	g.Eventually(func(g Gomega) {
 		a := f.action(g)
@@ -351,6 +376,7 @@ func TestSlackApprovalGoesThroughTheGate(t *testing.T) {
 	}, eventually, 200*time.Millisecond).Should(Succeed())
 	inv := getInvestigation(g, ns, "inc-1")
 	g.Expect(inv.Annotations).To(HaveKeyWithValue("runlore.io/approve-by", "slack:U0ALICE"))
+	g.Eventually(fatigued, eventually, 200*time.Millisecond).Should(BeFalse(), "the answer ended the unanswered streak")
 
 	// A click on an action already decided is refused with its state.
 	g.Expect(clicks.click("U0ALICE", notify.ActionReject, value, slackSecret)).To(Equal(http.StatusOK))
