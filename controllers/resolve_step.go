@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/redact"
@@ -66,6 +67,9 @@ type OpenOutcome struct {
 	Notifier notify.Notifier
 	// NotifyTimeout bounds the delivery; DefaultNotifyTimeout when zero.
 	NotifyTimeout time.Duration
+	// Synchronous sends within the step instead of beside it (tests that
+	// assert a single run's effect).
+	Synchronous bool
 }
 
 // entryHashLen is how many hex digits of the name's SHA-256 a shortened
@@ -163,7 +167,7 @@ func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *
 	msg, err := notify.NewMessage(notify.Input{Incident: inc, Investigation: inv,
 		Entry: s.recalledEntry(ctx, inv), Recurrence: s.recurrence(ctx, inc, rec.Name), Memory: s.memory(ctx, inc, inv)})
 	if err != nil {
-		s.recordDelivery(ctx, rec, "failed: "+err.Error())
+		s.recordDelivery(ctx, rec, "failed: "+err.Error(), nil)
 		return nil
 	}
 	summary := textutil.Runes(msg.Summary(), 240)
@@ -172,25 +176,46 @@ func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *
 		s.Recorder.Eventf(inv, inc, corev1.EventTypeNormal, "FindingDelivered", "Resolve", "%s", summary)
 	}
 	if s.Notifier == nil {
-		s.recordDelivery(ctx, rec, "delivered: events")
+		s.recordDelivery(ctx, rec, "delivered: events", nil)
 		return nil
 	}
 	timeout := s.NotifyTimeout
 	if timeout <= 0 {
 		timeout = DefaultNotifyTimeout
 	}
-	sendCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := s.Notifier.Notify(sendCtx, msg); err != nil {
-		reason := textutil.Runes(redact.String(err.Error()), 400)
-		logger.Info("finding delivery failed; not retried", "channels", s.Notifier.Name(), "error", reason)
-		if s.Recorder != nil {
-			s.Recorder.Eventf(inv, inc, corev1.EventTypeWarning, "NotifyFailed", "Resolve", "delivery to %s failed: %s", s.Notifier.Name(), reason)
+	// The channels retry with backoff for up to the timeout: the send runs
+	// beside the step, which never waits on a chat service.
+	send := func() {
+		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		var refs []notify.Ref
+		var err error
+		if p, ok := s.Notifier.(notify.Poster); ok {
+			refs, err = p.Post(sendCtx, msg)
+		} else {
+			err = s.Notifier.Notify(sendCtx, msg)
 		}
-		s.recordDelivery(ctx, rec, "failed: "+reason)
+		var extra map[string]string
+		if len(refs) > 0 {
+			extra = map[string]string{notify.MessagesAnnotation: notify.EncodeRefs(refs), notify.CardAnnotation: notify.CardHash(msg)}
+		}
+		if err != nil {
+			reason := textutil.Runes(redact.String(err.Error()), 400)
+			logger.Info("finding delivery failed; not retried", "channels", s.Notifier.Name(), "error", reason)
+			if s.Recorder != nil {
+				s.Recorder.Eventf(inv, inc, corev1.EventTypeWarning, "NotifyFailed", "Resolve", "delivery to %s failed: %s", s.Notifier.Name(), reason)
+			}
+			s.recordDelivery(sendCtx, rec, "failed: "+reason, extra)
+			return
+		}
+		s.recordDelivery(sendCtx, rec, "delivered: events, "+s.Notifier.Name(), extra)
+	}
+	if s.Synchronous {
+		send()
 		return nil
 	}
-	s.recordDelivery(ctx, rec, "delivered: events, "+s.Notifier.Name())
+	inc, inv = inc.DeepCopy(), inv.DeepCopy()
+	go send()
 	return nil
 }
 
@@ -229,8 +254,11 @@ func (s OpenOutcome) claimDelivery(ctx context.Context, key client.ObjectKey) (*
 
 // recordDelivery writes the delivery's outcome; failing to write it is only
 // logged, since the claim already keeps a re-run from sending again.
-func (s OpenOutcome) recordDelivery(ctx context.Context, rec *runlorev1.OutcomeRecord, outcome string) {
+func (s OpenOutcome) recordDelivery(ctx context.Context, rec *runlorev1.OutcomeRecord, outcome string, extra map[string]string) {
 	patch := client.MergeFrom(rec.DeepCopy())
+	for k, v := range extra {
+		rec.Annotations[k] = v
+	}
 	rec.Annotations[DeliveryAnnotation] = textutil.Runes(outcome+" at "+time.Now().UTC().Format(time.RFC3339), 512)
 	if err := s.Client.Patch(ctx, rec, patch); err != nil {
 		log.FromContext(ctx).Error(err, "recording the finding's delivery", "outcomeRecord", rec.Name)
@@ -262,21 +290,8 @@ func (s OpenOutcome) recalledEntry(ctx context.Context, inv *runlorev1.Investiga
 }
 
 // recurrence counts the episodes opened for the Incident's trigger key in
-// its namespace, this one included, and the Incident's firings.
+// its namespace, this one included (in all and this week), quotes the
+// previous one's answer, and counts the Incident's firings.
 func (s OpenOutcome) recurrence(ctx context.Context, inc *runlorev1.Incident, self string) notify.Recurrence {
-	r := notify.Recurrence{Episodes: 1, Occurrences: inc.Status.Occurrences}
-	if inc.Spec.TriggerKey == "" {
-		return r
-	}
-	var list runlorev1.OutcomeRecordList
-	if err := s.Client.List(ctx, &list, client.InNamespace(inc.Namespace)); err != nil {
-		log.FromContext(ctx).Error(err, "listing outcome records for the recurrence count")
-		return r
-	}
-	for _, rec := range list.Items {
-		if rec.Name != self && rec.Spec.TriggerKey == inc.Spec.TriggerKey {
-			r.Episodes++
-		}
-	}
-	return r
+	return chat.Recurrence(ctx, s.Client, inc.Namespace, inc.Spec.TriggerKey, self, time.Now(), inc.Status.Occurrences)
 }

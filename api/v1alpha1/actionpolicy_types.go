@@ -66,6 +66,24 @@ type Approvers struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Groups []string `json:"groups,omitempty"`
+	// slackUsers are Slack user ids (U…, W…) whose approve and reject
+	// clicks are honoured.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[UW][A-Z0-9]{2,20}$`
+	// +optional
+	SlackUsers []string `json:"slackUsers,omitempty"`
+	// slackUserGroups are Slack user-group ids (S…); a member's clicks are
+	// honoured (membership is read with usergroups.users.list).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^S[A-Z0-9]{2,20}$`
+	// +optional
+	SlackUserGroups []string `json:"slackUserGroups,omitempty"`
+	// emails are addresses; a chat user whose verified profile carries one
+	// (Slack's users.info) is honoured.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=254
+	// +optional
+	Emails []string `json:"emails,omitempty"`
 }
 
 // RateLimit bounds executions per window.

@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,15 @@ type serveConfig struct {
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
 	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
 	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
+	SlackBotTokenFile           string          `json:"slackBotTokenFile,omitempty"`
+	SlackChannels               string          `json:"slackChannels,omitempty"`
+	SlackSigningSecretFile      string          `json:"slackSigningSecretFile,omitempty"`
+	SlackAPIURL                 string          `json:"slackAPIURL,omitempty"`
+	SlackThreadPoll             metav1.Duration `json:"slackThreadPoll,omitempty"`
+	MatrixHomeserver            string          `json:"matrixHomeserver,omitempty"`
+	MatrixAccessTokenFile       string          `json:"matrixAccessTokenFile,omitempty"`
+	MatrixRooms                 string          `json:"matrixRooms,omitempty"`
+	MatrixPoll                  metav1.Duration `json:"matrixPoll,omitempty"`
 	ReadTimeout                 metav1.Duration `json:"readTimeout,omitempty"`
 	StepBudgets                 string          `json:"stepBudgets,omitempty"`
 	ReconcileTimeout            metav1.Duration `json:"reconcileTimeout,omitempty"`
@@ -163,6 +173,8 @@ func defaultServeConfig() serveConfig {
 		baselineConfig:              defaultBaselineConfig(),
 		InvestigatorState:           rollout.DefaultConfigMap,
 		CandidateName:               defaultCandidateName,
+		SlackThreadPoll:             metav1.Duration{Duration: time.Minute},
+		MatrixPoll:                  metav1.Duration{Duration: 30 * time.Second},
 	}
 }
 
@@ -222,6 +234,15 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
 	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
 	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
+	fs.StringVar(&cfg.SlackBotTokenFile, "slack-bot-token-file", cfg.SlackBotTokenFile, "file holding a Slack app's bot token (xoxb-…, mount it from a Secret): findings are posted as cards with buttons and updated in place; see docs/chat.md")
+	fs.StringVar(&cfg.SlackChannels, "slack-channels", cfg.SlackChannels, "which Slack channel id each namespace's findings go to, as glob=channel,… (e.g. payments=C0123,*=C0456); a click acts only on the namespaces its channel is sent")
+	fs.StringVar(&cfg.SlackSigningSecretFile, "slack-signing-secret-file", cfg.SlackSigningSecretFile, "file holding the Slack app's signing secret: enables POST /slack/interactions on the receiver's port (👍/👎, 🔕, approve/reject)")
+	fs.StringVar(&cfg.SlackAPIURL, "slack-api-url", cfg.SlackAPIURL, "base of Slack's Web API (default https://slack.com/api/)")
+	fs.DurationVar(&cfg.SlackThreadPoll.Duration, "slack-thread-poll", cfg.SlackThreadPoll.Duration, "how often replies in a finding's Slack thread are read (conversations.replies) and filed as operator notes; 0 disables")
+	fs.StringVar(&cfg.MatrixHomeserver, "matrix-homeserver", cfg.MatrixHomeserver, "base URL of the Matrix homeserver findings are posted through")
+	fs.StringVar(&cfg.MatrixAccessTokenFile, "matrix-access-token-file", cfg.MatrixAccessTokenFile, "file holding the Matrix bot's access token (mount it from a Secret)")
+	fs.StringVar(&cfg.MatrixRooms, "matrix-rooms", cfg.MatrixRooms, "which Matrix room id each namespace's findings go to, as glob=!room:server,…")
+	fs.DurationVar(&cfg.MatrixPoll.Duration, "matrix-poll", cfg.MatrixPoll.Duration, "how often 👍/👎/🔕 reactions on posted findings are read back from Matrix")
 	fs.DurationVar(&cfg.ReadTimeout.Duration, "read-timeout", cfg.ReadTimeout.Duration, "deadline of each Kubernetes API read an investigation makes; a read past it is reported as an unavailable source")
 	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; investigate and verify get "+phase.ModelBudgets.String()+" with a model)")
 	fs.DurationVar(&cfg.ReconcileTimeout.Duration, "reconcile-timeout", cfg.ReconcileTimeout.Duration, "deadline of every other reconcile (catalog syncs, outcomes, incidents)")
@@ -518,7 +539,7 @@ func orDefault(v, def string) string {
 // They write Incidents through a client of their own: it reads from the
 // manager's cache, and its writes have their own --kube-api-qps budget, so
 // an alert storm and the reconcilers never wait on each other's rate limit.
-func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
+func addIntake(mgr ctrl.Manager, cfg serveConfig, routes map[string]http.Handler) error {
 	rc := rest.CopyConfig(mgr.GetConfig())
 	rc.RateLimiter = nil
 	if cfg.KubeAPIQPS > 0 {
@@ -537,6 +558,7 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig) error {
 		AllowedNamespaces: cfg.IncidentNamespaces, TokenFile: cfg.ReceiverTokenFile, Insecure: cfg.InsecureReceiver,
 		BindAddress: cfg.ReceiverBindAddress, Logger: ctrl.Log.WithName("receiver"),
 		MaxQueuedAlerts: cfg.ReceiverMaxQueuedAlerts, Concurrency: cfg.ReceiverConcurrency,
+		Routes: routes,
 	}
 	if cfg.ReceiverTokenSecret != "" {
 		name, key, ok := strings.Cut(cfg.ReceiverTokenSecret, "/")
@@ -601,8 +623,16 @@ func setupWebhook(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (*admissio
 	if err != nil {
 		return nil, err
 	}
+	self := ""
+	if cfg.chatInbound() {
+		// Chat verbs are written by the operator already stamped for the
+		// chat user; the webhook admits such stamps only from this user.
+		if self, err = selfUser(ctx, rc); err != nil {
+			return nil, fmt.Errorf("chat interactions need the operator's own user name for the admission webhook: %w", err)
+		}
+	}
 	mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{
-		Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), cfg.Namespace), Signer: signer},
+		Handler: &admission.Handler{Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), cfg.Namespace), Signer: signer, Self: self},
 	})
 	return signer, nil
 }
@@ -659,7 +689,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS
 	}
-	if opts.Notifier, err = notify.FromConfig(cfg.NotifySlackWebhookFile, cfg.NotifyWebhookURL); err != nil {
+	if opts.Notifier, err = notify.Build(cfg.notifyConfig()); err != nil {
 		return nil, err
 	}
 	auditPath := cfg.AuditLog
@@ -678,7 +708,11 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	if err := controllers.Setup(mgr, opts); err != nil {
 		return nil, err
 	}
-	if err := addIntake(mgr, cfg); err != nil {
+	routes, err := setupChat(mgr, cfg, stamps, opts.Notifier)
+	if err != nil {
+		return nil, err
+	}
+	if err := addIntake(mgr, cfg, routes); err != nil {
 		return nil, err
 	}
 	if err := addBaselineJob(mgr, cfg); err != nil {

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,6 +122,23 @@ func TestServeAgainstAControlPlane(t *testing.T) {
 	cfg.ReceiverBindAddress = freeAddr(t)
 	cfg.ReceiverTokenFile = filepath.Join(t.TempDir(), "token")
 	g.Expect(os.WriteFile(cfg.ReceiverTokenFile, []byte("s3cret-token\n"), 0o600)).To(Succeed())
+	// The Slack app: cards posted to a server speaking the Web API, and
+	// the interactivity endpoint on the receiver's port.
+	var slackMu sync.Mutex
+	var slackCalls []string
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		slackMu.Lock()
+		slackCalls = append(slackCalls, r.URL.Path+" "+string(raw))
+		slackMu.Unlock()
+		_, _ = w.Write([]byte(`{"ok":true,"channel":"C0TEST","ts":"1503435956.000247"}`))
+	}))
+	defer slack.Close()
+	cfg.SlackBotTokenFile = filepath.Join(t.TempDir(), "bot-token")
+	cfg.SlackSigningSecretFile = filepath.Join(t.TempDir(), "signing-secret")
+	g.Expect(os.WriteFile(cfg.SlackBotTokenFile, []byte("xoxb-test\n"), 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(cfg.SlackSigningSecretFile, []byte("signing-secret\n"), 0o600)).To(Succeed())
+	cfg.SlackChannels, cfg.SlackAPIURL = "*=C0TEST", slack.URL+"/api/"
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, rc, cfg) }()
@@ -186,6 +204,15 @@ func TestServeAgainstAControlPlane(t *testing.T) {
 	g.Expect(out.String()).To(ContainSubstring("incident.runlore.io/manual-"))
 	g.Expect(out.String()).To(ContainSubstring("verdict: inconclusive"))
 	g.Expect(out.String()).To(ContainSubstring("step Resolve"))
+
+	// Each finding went to the Slack channel as a card with buttons.
+	g.Eventually(func() []string { slackMu.Lock(); defer slackMu.Unlock(); return append([]string(nil), slackCalls...) }, 30*time.Second).
+		Should(ContainElement(And(HavePrefix("/api/chat.postMessage "), ContainSubstring(`"channel":"C0TEST"`), ContainSubstring(`"action_id":"runlore.feedback.up"`))))
+	// An unsigned click is refused on the receiver's port.
+	resp, err := http.Post("http://"+cfg.ReceiverBindAddress+"/slack/interactions", "application/x-www-form-urlencoded", strings.NewReader("payload=%7B%7D"))
+	g.Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
 	cancel()
 	select {
 	case err := <-done:

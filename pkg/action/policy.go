@@ -152,7 +152,7 @@ func IsApprover(approvers runlorev1.Approvers, who Identity) bool {
 			return true
 		}
 	}
-	return false
+	return isChatApprover(approvers, who)
 }
 
 // ParseConfidence reads a Confidence as thousandths (0..1000), so that

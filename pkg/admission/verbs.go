@@ -97,6 +97,12 @@ type Request struct {
 	Signer *Signer
 	// Now is the request's time, stamped into the proof.
 	Now time.Time
+	// Trusted is set when the request comes from the operator itself,
+	// which records verbs on behalf of chat users (pkg/chat): a decision or
+	// vote record it writes already stamped is admitted as stamped when its
+	// proof verifies, decisions still only from an approver; a silence
+	// keeps the stamp it carries. Nobody else's stamps are ever admitted.
+	Trusted bool
 }
 
 // proven are the verbs whose stamp carries a proof the controller verifies:
@@ -135,6 +141,15 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 			continue
 		}
 		value := req.New[verb]
+		if req.Trusted && value != "" {
+			admitted, reason := admitStamped(ctx, req, verb, value, approvers)
+			if reason != "" {
+				return nil, reason
+			}
+			if admitted {
+				continue
+			}
+		}
 		if value == "" { // removing a verb removes its stamps
 			delete(out, stamp)
 			delete(out, groups)
@@ -176,6 +191,12 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 		}
 	}
 	if req.Kind == "Investigation" && !changed(runlorev1.FeedbackAnnotation) {
+		if req.Trusted && (changed(VotesAnnotation) || changed(VotesProofAnnotation)) {
+			if _, err := req.Signer.VerifiedVotes(req.UID, req.New); err != nil || req.UID == "" {
+				return nil, fmt.Sprintf("%s written by the operator does not verify: %v", VotesAnnotation, err)
+			}
+			return out, ""
+		}
 		for _, k := range []string{VotesAnnotation, VotesProofAnnotation} {
 			if changed(k) {
 				return nil, fmt.Sprintf("%s is written by RunLore; vote with %s=up|down", k, runlorev1.FeedbackAnnotation)
@@ -183,6 +204,32 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 		}
 	}
 	return out, ""
+}
+
+// admitStamped admits a verb the operator wrote already stamped: a
+// decision whose proof verifies (the approver check then runs on the
+// identity it proves), or an unproven verb carrying its -by stamp. It
+// reports false when the verb carries no stamp, so it is stamped as usual.
+func admitStamped(ctx context.Context, req Request, verb, value string, approvers ApproverCheck) (bool, string) {
+	if req.New[verb+StampSuffix] == "" || req.New[verb+StampSuffix] == req.Old[verb+StampSuffix] && req.Old[verb] != "" {
+		return false, ""
+	}
+	if !proven[verb] {
+		if verb == runlorev1.FeedbackAnnotation {
+			return false, ""
+		}
+		return true, validate(ctx, Request{Kind: req.Kind, Namespace: req.Namespace}, verb, value, nil)
+	}
+	if req.UID == "" {
+		return false, fmt.Sprintf("%s: set it on the existing object, not on create", verb)
+	}
+	att, err := req.Signer.Verify(req.UID, req.New, verb)
+	if err != nil {
+		return false, fmt.Sprintf("%s written by the operator: %v", verb, err)
+	}
+	stamped := req
+	stamped.User = User{Name: att.By.User, Groups: att.By.Groups}
+	return true, validate(ctx, stamped, verb, value, approvers)
 }
 
 func validate(ctx context.Context, req Request, verb, value string, approvers ApproverCheck) string {

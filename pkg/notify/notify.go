@@ -84,6 +84,38 @@ type Message struct {
 	Memory Memory
 	// Truncated is true when bounds dropped causes, lines or actions.
 	Truncated bool
+	// State is what happened after delivery; a posted card is updated in
+	// place when it changes.
+	State CardState
+}
+
+// CardState is the part of a finding that moves after delivery.
+type CardState struct {
+	// Verified describes the adversarial verify pass, when it ran.
+	Verified string
+	// Votes is the outcome record's "+up/-down".
+	Votes string
+	// Resolved is set once the incident stayed clear for the
+	// sustained-clear window; Closed once the episode closed either way.
+	Resolved, Closed bool
+}
+
+// Line renders the state as one sentence, empty when nothing happened.
+func (s CardState) Line() string {
+	var parts []string
+	if s.Verified != "" {
+		parts = append(parts, s.Verified)
+	}
+	if s.Votes != "" {
+		parts = append(parts, "votes "+s.Votes)
+	}
+	switch {
+	case s.Resolved:
+		parts = append(parts, "✅ resolved: the alert cleared and stayed clear")
+	case s.Closed:
+		parts = append(parts, "closed without resolving")
+	}
+	return strings.Join(parts, " · ")
 }
 
 // IncidentInfo identifies the Incident.
@@ -156,17 +188,45 @@ type Recurrence struct {
 	Episodes int
 	// Occurrences is how many times this Incident fired.
 	Occurrences int32
+	// ThisWeek is how many of the episodes opened in the last seven days.
+	ThisWeek int
+	// Previous is the previous episode's answer, e.g. its top cause and
+	// draft pull request; redacted and bounded by its builder.
+	Previous string
 }
 
 // Line renders the recurrence as one sentence, empty when there is none.
 func (r Recurrence) Line() string {
+	var line string
 	switch {
 	case r.Episodes > 1:
-		return fmt.Sprintf("Seen %d times for this trigger (this incident fired %d times)", r.Episodes, max(r.Occurrences, 1))
+		line = fmt.Sprintf("Seen %d times for this trigger (this incident fired %d times)", r.Episodes, max(r.Occurrences, 1))
+		if r.ThisWeek > 1 {
+			line = fmt.Sprintf("%s time this week; seen %d times for this trigger (this incident fired %d times)", ordinal(r.ThisWeek), r.Episodes, max(r.Occurrences, 1))
+		}
 	case r.Occurrences > 1:
-		return fmt.Sprintf("This incident fired %d times", r.Occurrences)
+		line = fmt.Sprintf("This incident fired %d times", r.Occurrences)
+	default:
+		return "First time this trigger was seen"
 	}
-	return "First time this trigger was seen"
+	if r.Previous != "" {
+		line += "; previous answer: " + r.Previous
+	}
+	return line
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // Input is what NewMessage builds a Message from.
@@ -180,6 +240,9 @@ type Input struct {
 	// Memory is the corrections, history and runbook performance of
 	// earlier episodes; NewMessage redacts and bounds it.
 	Memory Memory
+	// Record is the episode's OutcomeRecord, when it is read back for an
+	// update: its votes and resolution.
+	Record *runlorev1.OutcomeRecord
 }
 
 // NewMessage builds the redacted, bounded Message for an Investigation.
@@ -228,6 +291,16 @@ func NewMessage(in Input) (*Message, error) {
 	m.Truncated = m.Truncated || memTruncated
 	if inv.Status.Curation != nil {
 		m.PullRequest = textutil.Runes(redact.String(inv.Status.Curation.PullRequest), 2048)
+	}
+	if v := inv.Status.Verify; v != nil && v.Ran {
+		m.State.Verified = textutil.Runes("verified: "+redact.String(v.Verdict), maxLineRunes)
+		if v.ConfidenceBefore != "" || v.ConfidenceAfter != "" {
+			m.State.Verified += fmt.Sprintf(" (confidence %s → %s)", orDash(string(v.ConfidenceBefore)), orDash(string(v.ConfidenceAfter)))
+		}
+	}
+	if r := in.Record; r != nil {
+		m.State.Votes = r.Status.VotesSummary
+		m.State.Resolved, m.State.Closed = r.Status.Resolved, r.Status.ClosedAt != nil
 	}
 	return m, nil
 }

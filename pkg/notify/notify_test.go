@@ -214,7 +214,7 @@ func TestSlackRecallBlock(t *testing.T) {
 	g.Expect(got.Blocks[2].Text.Text).To(Equal("*⚡ Answered from your knowledge base — no investigation was run*\n" +
 		"Entry: `incidents/checkout-oom.md`\nTrust: 7 of 9 recalls resolved (78%)"))
 	g.Expect(got.Blocks[3].Text.Text).To(HavePrefix("*Cause*"))
-	g.Expect(got.Blocks[len(got.Blocks)-1].Elements[0].Text).To(Equal("First time this trigger was seen"))
+	g.Expect(elementText(got.Blocks[len(got.Blocks)-1], 0)).To(Equal("First time this trigger was seen"))
 }
 
 func TestSlackEscapesControlSequences(t *testing.T) {
@@ -317,7 +317,7 @@ func TestBoundsKeepBodiesSmall(t *testing.T) {
 			g.Expect(utf8.RuneCountInString(b.Text.Text)).To(BeNumerically("<=", slackSectionRunes))
 		}
 	}
-	g.Expect(got.Blocks[len(got.Blocks)-1].Elements[0].Text).To(ContainSubstring("some lines were left out"))
+	g.Expect(elementText(got.Blocks[len(got.Blocks)-1], 0)).To(ContainSubstring("some lines were left out"))
 	wbody, err := WebhookPayload(m)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(len(wbody)).To(BeNumerically("<", 64<<10))
@@ -545,4 +545,14 @@ func TestFromConfig(t *testing.T) {
 	n, err := FromConfig(good, "")
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	NewWithT(t).Expect(n.(*Slack).URL).To(Equal("https://hooks.slack.com/services/T0/B0/secretsecretsecret"), "the file's newline is trimmed")
+}
+
+// elementText is the text of a decoded context block's i-th element.
+func elementText(b SlackBlock, i int) string {
+	if i >= len(b.Elements) {
+		return ""
+	}
+	m, _ := b.Elements[i].(map[string]any)
+	s, _ := m["text"].(string)
+	return s
 }

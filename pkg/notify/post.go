@@ -82,8 +82,21 @@ func (e *HTTPError) Error() string {
 // post sends body to target with the given content type, retrying 429 and
 // 5xx responses and transport errors.
 func (d Delivery) post(ctx context.Context, target, contentType string, header http.Header, body []byte) error {
+	_, err := d.send(ctx, http.MethodPost, target, contentType, header, body, nil)
+	return err
+}
+
+// apiCheck inspects a 2xx response body of an API (Slack's Web API answers
+// 200 with {"ok": false} on failure); retry says whether another attempt
+// may succeed.
+type apiCheck func(body []byte) (retry bool, err error)
+
+// send is post with any method, returning the 2xx response body (at most
+// maxAPIResponseBytes); check, when set, may turn a 2xx answer into a
+// failure, retried or not.
+func (d Delivery) send(ctx context.Context, method, target, contentType string, header http.Header, body []byte, check apiCheck) ([]byte, error) {
 	if len(body) > MaxBodyBytes {
-		return fmt.Errorf("body is %d bytes, over the %d-byte limit", len(body), MaxBodyBytes)
+		return nil, fmt.Errorf("body is %d bytes, over the %d-byte limit", len(body), MaxBodyBytes)
 	}
 	client := d.Client
 	if client == nil {
@@ -107,9 +120,12 @@ func (d Delivery) post(ctx context.Context, target, contentType string, header h
 	}
 	var last error
 	for i := 1; i <= attempts; i++ {
-		wait, retry, err := d.once(ctx, client, target, contentType, header, body)
+		answer, wait, retry, err := d.once(ctx, client, method, target, contentType, header, body)
+		if err == nil && check != nil {
+			retry, err = check(answer)
+		}
 		if err == nil {
-			return nil
+			return answer, nil
 		}
 		if he, ok := err.(*HTTPError); ok {
 			he.Attempts = i
@@ -125,18 +141,21 @@ func (d Delivery) post(ctx context.Context, target, contentType string, header h
 			wait = capWait
 		}
 		if err := sleep(ctx, wait); err != nil {
-			return fmt.Errorf("%w (gave up waiting to retry: %v)", last, err)
+			return nil, fmt.Errorf("%w (gave up waiting to retry: %v)", last, err)
 		}
 	}
-	return last
+	return nil, last
 }
+
+// maxAPIResponseBytes bounds an API answer that is read for its fields.
+const maxAPIResponseBytes = 64 << 10
 
 // once makes one attempt; retry says whether another may succeed, and
 // wait is the server's Retry-After, if any.
-func (d Delivery) once(ctx context.Context, client *http.Client, target, contentType string, header http.Header, body []byte) (wait time.Duration, retry bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+func (d Delivery) once(ctx context.Context, client *http.Client, method, target, contentType string, header http.Header, body []byte) (answer []byte, wait time.Duration, retry bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
-		return 0, false, errors.New("invalid webhook URL")
+		return nil, 0, false, errors.New("invalid webhook URL")
 	}
 	for k, vs := range header {
 		for _, v := range vs {
@@ -147,17 +166,21 @@ func (d Delivery) once(ctx context.Context, client *http.Client, target, content
 	req.Header.Set("User-Agent", "runlore-notify/1")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, ctx.Err() == nil, scrubURL(err)
+		return nil, 0, ctx.Err() == nil, scrubURL(err)
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	read, _ := io.ReadAll(io.LimitReader(resp.Body, maxAPIResponseBytes))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return 0, false, nil
+		return read, 0, false, nil
+	}
+	snippet := read
+	if len(snippet) > maxResponseBytes {
+		snippet = snippet[:maxResponseBytes]
 	}
 	herr := &HTTPError{StatusCode: resp.StatusCode, Body: textutil.Runes(strings.TrimSpace(string(snippet)), 200)}
 	retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-	return retryAfter(resp.Header.Get("Retry-After"), timeNow()), retry, herr
+	return nil, retryAfter(resp.Header.Get("Retry-After"), timeNow()), retry, herr
 }
 
 // retryAfter parses a Retry-After header: delay-seconds or an HTTP date.

@@ -70,9 +70,12 @@ type SlackMessage struct {
 // SlackBlock is one Block Kit layout block (header, section, context,
 // divider).
 type SlackBlock struct {
-	Type     string      `json:"type"`
-	Text     *SlackText  `json:"text,omitempty"`
-	Elements []SlackText `json:"elements,omitempty"`
+	Type    string     `json:"type"`
+	BlockID string     `json:"block_id,omitempty"`
+	Text    *SlackText `json:"text,omitempty"`
+	// Elements are text objects in a context block and buttons in an
+	// actions block.
+	Elements []any `json:"elements,omitempty"`
 }
 
 // SlackText is a Block Kit text object.
@@ -89,6 +92,12 @@ func SlackPayload(m *Message) ([]byte, error) {
 	if m == nil {
 		return nil, errors.New("notify: message is nil")
 	}
+	return json.Marshal(SlackMessage{Text: textutil.Runes(esc(m.Summary()), slackTextRunes), Blocks: slackBlocks(m, false)})
+}
+
+// slackBlocks renders m; interactive adds the state a posted card is
+// updated with (verification, votes, resolution) and the buttons.
+func slackBlocks(m *Message, interactive bool) []SlackBlock {
 	var blocks []SlackBlock
 	header := fmt.Sprintf("%s %s: %s", verdictEmoji(m.Verdict), strings.ToUpper(string(m.Verdict)), m.Incident.Title)
 	blocks = append(blocks, SlackBlock{Type: "header", Text: &SlackText{Type: "plain_text", Text: textutil.Runes(header, slackHeaderRunes)}})
@@ -129,7 +138,9 @@ func SlackPayload(m *Message) ([]byte, error) {
 		b.WriteString("*Suggested actions*")
 		for _, a := range m.Actions {
 			fmt.Fprintf(&b, "\n• `%s` %s %s — %s", esc(a.ID), esc(a.Op), esc(a.Target), esc(orDash(a.Reason)))
-			if a.Approve != "" {
+			if a.Approve != "" && interactive {
+				b.WriteString(" (awaiting approval)")
+			} else if a.Approve != "" {
 				fmt.Fprintf(&b, "\n```%s```", esc(a.Approve))
 			} else {
 				fmt.Fprintf(&b, " (%s)", esc(a.State))
@@ -148,10 +159,16 @@ func SlackPayload(m *Message) ([]byte, error) {
 		foot += " · some lines were left out; see the Investigation"
 	}
 	blocks = append(blocks, SlackBlock{Type: "divider"}, contextBlock(esc(foot)))
+	if interactive {
+		if st := m.State.Line(); st != "" {
+			blocks = append(blocks, contextBlock(esc(st)))
+		}
+		blocks = append(blocks, actionBlocks(m)...)
+	}
 	if len(blocks) > slackMaxBlocks {
 		blocks = blocks[:slackMaxBlocks]
 	}
-	return json.Marshal(SlackMessage{Text: textutil.Runes(esc(m.Summary()), slackTextRunes), Blocks: blocks})
+	return blocks
 }
 
 func changeText(ch *Change) string {
@@ -177,7 +194,7 @@ func section(text string) SlackBlock {
 }
 
 func contextBlock(text string) SlackBlock {
-	return SlackBlock{Type: "context", Elements: []SlackText{{Type: "mrkdwn", Text: textutil.Runes(text, slackSectionRunes)}}}
+	return SlackBlock{Type: "context", Elements: []any{SlackText{Type: "mrkdwn", Text: textutil.Runes(text, slackSectionRunes)}}}
 }
 
 func verdictEmoji(v runlorev1.Verdict) string {

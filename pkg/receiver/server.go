@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -94,6 +95,10 @@ type Options struct {
 	Logger logr.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Routes are further handlers served on the receiver's port, by path
+	// (Slack's interactivity endpoint). Each authenticates its own
+	// requests: the bearer token guards only the Alertmanager webhook.
+	Routes map[string]http.Handler
 }
 
 // DefaultConcurrency is how many alerts are written at once.
@@ -182,6 +187,12 @@ func New(o Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle(WebhookPath, countRequests(h))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	for path, route := range o.Routes {
+		if path == WebhookPath || path == "/healthz" || !strings.HasPrefix(path, "/") || route == nil {
+			return nil, fmt.Errorf("receiver: route %q: want a free absolute path and a handler", path)
+		}
+		mux.Handle(path, limitBySource(h.limiter, route))
+	}
 	return &Server{opts: o, handler: h, mux: mux, recorder: rec}, nil
 }
 
@@ -237,4 +248,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("receiver: serve: %w", err)
 	}
 	return nil
+}
+
+// limitBySource applies the receiver's per-source rate limit to a route.
+func limitBySource(l *sourceLimiter, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if wait, ok := l.allow(sourceOf(req), time.Now()); !ok {
+			w.Header().Set("Retry-After", seconds(wait))
+			refuse(w, http.StatusTooManyRequests, "rate limit: too many requests from this source")
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
 }
