@@ -107,10 +107,9 @@ func setupChat(mgr ctrl.Manager, cfg serveConfig, stamps *admission.Signer, n no
 	if app != nil && cfg.SlackThreadPoll.Duration > 0 {
 		notes := chat.ForgeNotes{Reader: mgr.GetAPIReader(), Forges: &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace}}
 		threads := chat.NewSlackThreads(mgr.GetClient(), app, notes, cfg.SlackThreadPoll.Duration, log.WithName("threads"))
-		// Corrections are filed as notes; a notify.CorrectionSink that
-		// records them on the episode (the outcome ledger's
-		// RecordCorrection, attributed to the note's author) plugs in here
-		// as threads.Corrections.
+		// A "correction: …" reply is filed as a note and recorded on the
+		// episode's OutcomeRecord, attributed to the reply's Slack author.
+		threads.Corrections = chat.OutcomeCorrections{Client: mgr.GetClient()}
 		if err := mgr.Add(threads); err != nil {
 			return nil, err
 		}

@@ -331,3 +331,24 @@ func TestRecurrenceQuotesThePreviousAnswer(t *testing.T) {
 		"previous answer: memory limit lowered in abc1234 (https://git.example/acme/runbooks/pull/9)"))
 	g.Expect(Recurrence(ctx, k8s, ns, "", "self", now, 1)).To(Equal(notify.Recurrence{Episodes: 1, ThisWeek: 1, Occurrences: 1}))
 }
+
+func TestThreadCorrectionIsRecordedOnTheEpisode(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	rec := episode(t, g, ns, notify.Ref{Kind: "slack", Room: "C061F7AUR", ID: "1482960137.003543"})
+	ts, _ := threadAPI(t)
+	s := NewSlackThreads(k8s, &notify.SlackApp{Token: "xoxb-t", APIURL: ts.URL + "/api/"}, &noteLog{}, time.Minute, testLogger(t))
+	s.Corrections = OutcomeCorrections{Client: k8s}
+
+	g.Expect(s.Poll(ctx)).To(Succeed())
+	got := &runlorev1.OutcomeRecord{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rec), got)).To(Succeed())
+	g.Expect(got.Status.Corrections).To(HaveLen(1))
+	g.Expect(got.Status.Corrections[0].User).To(Equal("slack:U061F7AUR"))
+	g.Expect(got.Status.Corrections[0].Text).To(Equal("the limit was fine, the heap flag was wrong"))
+
+	// A correction naming an Investigation that does not exist is an error, not a write.
+	err := OutcomeCorrections{Client: k8s}.Correct(ctx, notify.Note{Namespace: ns, Investigation: "missing", Author: "slack:U1"}, "x")
+	g.Expect(err).To(MatchError(ContainSubstring("read investigation " + ns + "/missing")))
+}
