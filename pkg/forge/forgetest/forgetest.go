@@ -336,9 +336,9 @@ func (f *Server) PutFile(branch, path, content string) {
 	f.refs["heads/"+branch] = f.putCommit(commit{Tree: f.putTree(entries), Parents: parents, Message: "put " + path})
 }
 
-// Fail makes the next times requests whose route pattern starts with
-// pattern (e.g. "PATCH", "POST /api/v3/repos/{owner}/{repo}/issues")
-// answer 502, as a flaky forge does.
+// Fail makes the next times requests on the route pattern (exactly as
+// registered, e.g. "PATCH /api/v3/repos/{owner}/{repo}/pulls/{n}") answer
+// 502, as a flaky forge does.
 func (f *Server) Fail(pattern string, times int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -380,12 +380,10 @@ func (f *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) 
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.calls[pattern]++
-		for prefix, n := range f.failures {
-			if n > 0 && strings.HasPrefix(pattern, prefix) {
-				f.failures[prefix]--
-				writeJSON(w, http.StatusBadGateway, map[string]string{"message": "Server Error"})
-				return
-			}
+		if f.failures[pattern] > 0 {
+			f.failures[pattern]--
+			writeJSON(w, http.StatusBadGateway, map[string]string{"message": "Server Error"})
+			return
 		}
 		if r.PathValue("owner") != f.owner || r.PathValue("repo") != f.repo {
 			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
