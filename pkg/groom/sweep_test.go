@@ -112,7 +112,7 @@ func TestAnInterruptedSweepResumesWithoutDuplicates(t *testing.T) {
 		failed += p.Errors()
 	}
 	g.Expect(failed).To(Equal(3), "each failure is its item's alone: %+v", rep)
-	g.Expect(rep.Pass(PassDedup).Actions() + rep.Pass(PassSuppress).Actions() + rep.Pass(PassLifecycle).Actions()).To(Equal(3), "the other closes went ahead (the original is stale too)")
+	g.Expect(rep.Pass(PassDedup).Actions()+rep.Pass(PassSuppress).Actions()+rep.Pass(PassLifecycle).Actions()).To(Equal(3), "the other closes went ahead (the original is stale too)")
 
 	rep = w.sweep()
 	for _, p := range rep.Passes {
