@@ -119,8 +119,8 @@ const (
 // GroomingSpec configures the grooming sweep. Every pass reads the forge
 // (pull requests, labels, hidden markers) and the OutcomeRecords; none
 // keeps a store of its own.
-// +kubebuilder:validation:XValidation:rule="!(has(self.retirement) && has(self.revalidation) && self.retirement.enabled && self.revalidation.enabled && has(self.revalidation.floor)) || (has(self.retirement.floor) && self.retirement.floor == self.revalidation.floor)",message="revalidation.floor must equal retirement.floor while both passes are enabled (leave it unset to inherit)"
-// +kubebuilder:validation:XValidation:rule="!(has(self.retirement) && has(self.revalidation) && self.retirement.enabled && self.revalidation.enabled && has(self.revalidation.priorRecalls)) || (has(self.retirement.priorRecalls) && self.retirement.priorRecalls == self.revalidation.priorRecalls)",message="revalidation.priorRecalls must equal retirement.priorRecalls while both passes are enabled (leave it unset to inherit)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.retirement) && has(self.retirement.enabled) && self.retirement.enabled && has(self.revalidation) && has(self.revalidation.enabled) && self.revalidation.enabled && has(self.revalidation.floor)) || (has(self.retirement.floor) && self.retirement.floor == self.revalidation.floor)",message="revalidation.floor must equal retirement.floor while both passes are enabled (leave it unset to inherit)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.retirement) && has(self.retirement.enabled) && self.retirement.enabled && has(self.revalidation) && has(self.revalidation.enabled) && self.revalidation.enabled && has(self.revalidation.priorRecalls)) || (has(self.retirement.priorRecalls) && self.retirement.priorRecalls == self.revalidation.priorRecalls)",message="revalidation.priorRecalls must equal retirement.priorRecalls while both passes are enabled (leave it unset to inherit)"
 type GroomingSpec struct {
 	// interval between sweeps. Defaults to 6h.
 	// +kubebuilder:default="6h"
@@ -275,6 +275,10 @@ type GroomingStatus struct {
 	// lastRunAt is when the last sweep started.
 	// +optional
 	LastRunAt *metav1.Time `json:"lastRunAt,omitempty"`
+	// observedGeneration is the catalog generation the last sweep ran
+	// with; a spec change runs the next sweep at once.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// mode the last sweep ran in.
 	// +optional
 	Mode GroomingMode `json:"mode,omitempty"`

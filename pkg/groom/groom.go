@@ -331,3 +331,35 @@ func (s *sweep) closeWith(pass string, pr forge.PullRequest, comment string) (st
 	}
 	return pr.URL, nil
 }
+
+// AuditEntry is one line the sweep appends to the action audit chain: a
+// candidate and what was done about it (nothing, in a dry run).
+type AuditEntry struct {
+	Phase   string `json:"phase"`
+	Catalog string `json:"catalog"`
+	Pass    string `json:"pass"`
+	Target  string `json:"target"`
+	Reason  string `json:"reason"`
+	Action  string `json:"action,omitempty"`
+	DryRun  bool   `json:"dryRun"`
+	Done    bool   `json:"done"`
+	Result  string `json:"result,omitempty"`
+	Veto    string `json:"veto,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// AuditEntries are the report's lines for the audit chain, one per
+// candidate (vetoed ones included: a held-back action is a decision too).
+func (r Report) AuditEntries(catalog string) []AuditEntry {
+	var out []AuditEntry
+	for _, p := range r.Passes {
+		for _, c := range p.Candidates {
+			out = append(out, AuditEntry{Phase: "groom", Catalog: catalog, Pass: p.Name, Target: c.Target, Reason: c.Reason,
+				Action: c.Action, DryRun: r.DryRun, Done: c.Done, Result: c.Result, Veto: c.Veto, Error: c.Error})
+		}
+		if p.Error != "" {
+			out = append(out, AuditEntry{Phase: "groom", Catalog: catalog, Pass: p.Name, Reason: "the pass could not run", DryRun: r.DryRun, Error: p.Error})
+		}
+	}
+	return out
+}

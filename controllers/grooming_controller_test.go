@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/audit"
+	"github.com/runlore/runlore/pkg/curator"
+	"github.com/runlore/runlore/pkg/forge"
+	"github.com/runlore/runlore/pkg/forge/forgetest"
+)
+
+func groomingCatalog(ns, apiURL string, g *runlorev1.GroomingSpec) *runlorev1.KnowledgeCatalog {
+	return &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "runbooks", Namespace: ns},
+		Spec: runlorev1.KnowledgeCatalogSpec{
+			Git:      &runlorev1.GitCatalogSource{URL: "https://git.invalid/acme/runbooks.git"},
+			Forge:    &runlorev1.ForgeSpec{Repository: "acme/runbooks", APIURL: apiURL, SecretRef: runlorev1.LocalObjectReference{Name: "forge"}},
+			Grooming: g,
+		}}
+}
+
+func TestGroomingRunsOnScheduleAndRecordsEveryAction(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	fake := forgetest.New(t)
+	fake.UseToken("ghp_grooming_token")
+	fp := "1111111111111111111111111111111111111111111111111111111111111111"
+	body := "draft\n\n" + curator.FingerprintMarker(fp) + "\n"
+	for _, title := range []string{"KB: first", "KB: second, same fingerprint"} {
+		fake.AddPull(forgetest.Pull{Title: title, Body: body, Head: "runlore/draft-" + title[4:9], Base: "main", State: "open",
+			Labels: []string{forge.LabelProvenance}})
+	}
+	g.Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Data: map[string][]byte{"token": []byte("ghp_grooming_token")}})).To(Succeed())
+
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := audit.Open(logPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = log.Close() })
+	startManagerWith(t, ns, Options{AuditLog: log, OperatorNamespace: "runlore-system"})
+
+	// Dry run first (the default): candidates recorded, nothing touched.
+	kc := groomingCatalog(ns, fake.URL(), &runlorev1.GroomingSpec{})
+	g.Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		g.Expect(kc.Status.Grooming).NotTo(BeNil())
+		g.Expect(kc.Status.Grooming.Mode).To(Equal(runlorev1.GroomingDryRun))
+		g.Expect(kc.Status.Grooming.Passes).To(ContainElement(runlorev1.GroomingPassStatus{Name: "dedup", Candidates: 1}))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(kc.Status.Grooming.NextRunAt.Time).To(BeTemporally("~", kc.Status.Grooming.LastRunAt.Add(6*time.Hour), time.Second))
+	for _, p := range fake.Pulls() {
+		g.Expect(p.State).To(Equal("open"))
+	}
+
+	// Apply: the spec change runs the sweep at once.
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+	kc.Spec.Grooming.Mode = runlorev1.GroomingApply
+	g.Expect(k8sClient.Update(ctx, kc)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		g.Expect(kc.Status.Grooming.Mode).To(Equal(runlorev1.GroomingApply))
+		g.Expect(kc.Status.Grooming.Passes).To(ContainElement(runlorev1.GroomingPassStatus{Name: "dedup", Candidates: 1, Actions: 1}))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(fake.Pulls()[1].State).To(Equal("closed"))
+	g.Expect(fake.Pulls()[0].State).To(Equal("open"))
+
+	g.Eventually(func(g Gomega) {
+		var evs eventsv1.EventList
+		g.Expect(k8sClient.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+		found := false
+		for _, e := range evs.Items {
+			if e.Reason == "Groomed" && e.Regarding.Name == kc.Name {
+				found = true
+				g.Expect(e.Note).To(ContainSubstring("dedup"))
+			}
+		}
+		g.Expect(found).To(BeTrue())
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	raw, err := os.ReadFile(logPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(raw)).To(And(ContainSubstring(`"phase":"groom"`), ContainSubstring(`"done":true`), ContainSubstring(`"dryRun":true`)))
+	_, err = audit.Verify(bytes.NewReader(raw))
+	g.Expect(err).NotTo(HaveOccurred(), "the sweep's lines keep the hash chain")
+
+	// Not due again for six hours: no further sweep.
+	last := kc.Status.Grooming.LastRunAt.Time
+	time.Sleep(time.Second)
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+	g.Expect(kc.Status.Grooming.LastRunAt.Time).To(Equal(last))
+}
+
+func TestGroomingRejectsUnequalTrustFloors(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	kc := groomingCatalog(ns, "", &runlorev1.GroomingSpec{
+		Retirement:   &runlorev1.RetirementPass{Enabled: true, Floor: "0.4"},
+		Revalidation: &runlorev1.RevalidationPass{Enabled: true, Floor: "0.5"}})
+	g.Expect(k8sClient.Create(ctx, kc)).To(MatchError(ContainSubstring("revalidation.floor must equal retirement.floor")))
+
+	kc.Spec.Grooming.Revalidation.Floor = "0.4"
+	g.Expect(k8sClient.Create(ctx, kc)).To(Succeed(), "equal floors are fine")
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+	g.Expect(kc.Spec.Grooming.Mode).To(Equal(runlorev1.GroomingDryRun), "dry run by default")
+
+	other := groomingCatalog(ns, "", &runlorev1.GroomingSpec{
+		Retirement:   &runlorev1.RetirementPass{Floor: "0.4"},
+		Revalidation: &runlorev1.RevalidationPass{Enabled: true, Floor: "0.6"}})
+	other.Name = "retirement-off"
+	g.Expect(k8sClient.Create(ctx, other)).To(Succeed(), "with one pass off the floors cannot overlap")
+	inherit := groomingCatalog(ns, "", &runlorev1.GroomingSpec{
+		Retirement:   &runlorev1.RetirementPass{Enabled: true},
+		Revalidation: &runlorev1.RevalidationPass{Enabled: true, Floor: "0.5"}})
+	inherit.Name = "inherit"
+	g.Expect(k8sClient.Create(ctx, inherit)).To(MatchError(ContainSubstring("leave it unset to inherit")))
+}
