@@ -20,26 +20,34 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/groom"
+	"github.com/runlore/runlore/pkg/redact"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // maxGroomEvents bounds the Events one sweep emits; the audit chain and
 // status.grooming still carry every action.
 const maxGroomEvents = 50
+
+// DefaultReinvestigatePoll is how often, between sweeps, the forge is
+// polled for reinvestigate labels and running re-investigations.
+const DefaultReinvestigatePoll = 2 * time.Minute
 
 // GroomingReconciler runs a KnowledgeCatalog's grooming sweep every
 // spec.grooming.interval, on the leader only. Each run is recorded in
@@ -61,6 +69,9 @@ type GroomingReconciler struct {
 	HTTPClient *http.Client
 	// Reinvestigator serves the reinvestigate label; nil lists only.
 	Reinvestigator groom.Reinvestigator
+	// ReinvestigatePoll is how often the reinvestigate pass runs between
+	// sweeps; DefaultReinvestigatePoll when zero, never when negative.
+	ReinvestigatePoll time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -92,7 +103,7 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	started := now()
 	if st := kc.Status.Grooming; st != nil && st.LastRunAt != nil && st.ObservedGeneration == kc.Generation {
 		if due := st.LastRunAt.Add(interval); started.Before(due) {
-			return ctrl.Result{RequeueAfter: due.Sub(started)}, nil
+			return ctrl.Result{RequeueAfter: r.between(ctx, kc, due.Sub(started))}, nil
 		}
 	}
 
@@ -116,6 +127,46 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, client.IgnoreNotFound(perr)
 	}
 	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// between runs only the reinvestigate pass, a human's label being a
+// request that should not wait hours for the next sweep, and returns when
+// to look again: the next poll or the next sweep, whichever is sooner.
+func (r *GroomingReconciler) between(ctx context.Context, kc *runlorev1.KnowledgeCatalog, untilSweep time.Duration) time.Duration {
+	poll := r.ReinvestigatePoll
+	if poll == 0 {
+		poll = DefaultReinvestigatePoll
+	}
+	if poll < 0 || r.Reinvestigator == nil {
+		return untilSweep
+	}
+	rep, _, err := groom.Run(ctx, kc, groom.Options{Reader: r.APIReader, OperatorNamespace: r.OperatorNamespace,
+		HTTPClient: r.HTTPClient, Now: r.Now, Reinvestigator: r.Reinvestigator, Only: []string{groom.PassReinvestigate}})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("reinvestigate poll could not run", "error", err.Error())
+	} else {
+		r.recordActions(kc, rep)
+	}
+	return min(poll, untilSweep)
+}
+
+// recordActions writes a poll's actions to the audit chain and Events.
+func (r *GroomingReconciler) recordActions(kc *runlorev1.KnowledgeCatalog, rep groom.Report) {
+	for _, p := range rep.Passes {
+		for _, c := range p.Candidates {
+			if c.Done {
+				r.Recorder.Eventf(kc, nil, corev1.EventTypeNormal, "Groomed", "Groom", "%s: %s %s", p.Name, c.Action, textutil.Truncate(c.Target, 200))
+			}
+		}
+	}
+	if r.Audit == nil {
+		return
+	}
+	for _, e := range rep.AuditEntries(kc.Namespace + "/" + kc.Name) {
+		if e.Done || e.Error != "" {
+			_, _ = r.Audit.Append(e)
+		}
+	}
 }
 
 // record writes a finished sweep into status, the audit chain and Events.
@@ -166,5 +217,119 @@ func (r *GroomingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func setupGrooming(mgr ctrl.Manager, opts Options) error {
 	return (&GroomingReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("runlore"),
-		Audit: opts.AuditLog, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr)
+		Audit: opts.AuditLog, OperatorNamespace: opts.OperatorNamespace,
+		Reinvestigator: &InvestigationReinvestigator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}}).SetupWithManager(mgr)
+}
+
+// InvestigationReinvestigator re-runs the investigation behind a pull
+// request as a fresh Investigation of the newest Incident that reached the
+// pull request's fingerprint: recall skipped, the pull request's
+// description given as its prior finding (data, never instruction). The
+// Investigation's name is derived from the request, so asking twice
+// creates one.
+type InvestigationReinvestigator struct {
+	Client client.Client
+	// Reader reads live; Client when nil.
+	Reader client.Reader
+}
+
+// +kubebuilder:rbac:groups=runlore.io,resources=investigations,verbs=get;create
+
+func (r *InvestigationReinvestigator) reader() client.Reader {
+	if r.Reader != nil {
+		return r.Reader
+	}
+	return r.Client
+}
+
+// Start implements groom.Reinvestigator.
+func (r *InvestigationReinvestigator) Start(ctx context.Context, req groom.ReinvestigateRequest) (string, error) {
+	incRef := ""
+	for i := len(req.Records) - 1; i >= 0 && incRef == ""; i-- {
+		incRef = req.RecordIncidents[req.Records[i].Name]
+	}
+	ns, name, ok := strings.Cut(incRef, "/")
+	if !ok || ns == "" || name == "" {
+		return "", fmt.Errorf("no outcome record with pull request #%d's fingerprint names an Incident to re-investigate", req.Number)
+	}
+	inc := &runlorev1.Incident{}
+	if err := r.reader().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, inc); err != nil {
+		return "", fmt.Errorf("Incident %s: %w", incRef, err)
+	}
+	invName := reinvestigationName(inc.Name, req.Number, req.Attempt)
+	occ := inc.Status.Occurrences
+	if occ < 1 {
+		occ = 1
+	}
+	prior := fmt.Sprintf("A reviewer asked RunLore to re-investigate the finding drafted in pull request #%d (%s). "+
+		"Confirm it against live state or overturn it. The pull request's description, quoted as data:\n\n%s",
+		req.Number, textutil.Truncate(req.Title, 200), req.Prior)
+	inv := &runlorev1.Investigation{
+		ObjectMeta: metav1.ObjectMeta{Name: invName, Namespace: ns, Labels: map[string]string{runlorev1.IncidentLabel: inc.Name}},
+		Spec: runlorev1.InvestigationSpec{IncidentRef: runlorev1.LocalObjectReference{Name: inc.Name}, Occurrence: occ,
+			SkipRecall: true, PriorFinding: textutil.Truncate(prior, 4096)},
+	}
+	if err := controllerutil.SetOwnerReference(inc, inv, r.Client.Scheme()); err != nil {
+		return "", err
+	}
+	if err := r.Client.Create(ctx, inv); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create Investigation %s/%s: %w", ns, invName, err)
+	}
+	return ns + "/" + invName, nil
+}
+
+// Result implements groom.Reinvestigator.
+func (r *InvestigationReinvestigator) Result(ctx context.Context, ref string) (string, bool, error) {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return "", false, fmt.Errorf("re-investigation %q: want namespace/name", ref)
+	}
+	inv := &runlorev1.Investigation{}
+	if err := r.reader().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, inv); err != nil {
+		return "", false, fmt.Errorf("Investigation %s: %w", ref, err)
+	}
+	switch inv.Status.Phase {
+	case runlorev1.InvestigationCompleted, runlorev1.InvestigationFailed:
+	default:
+		return "", false, nil
+	}
+	return renderReinvestigation(inv), true, nil
+}
+
+func reinvestigationName(incident string, number, attempt int) string {
+	suffix := fmt.Sprintf("-g%d-%d", number, attempt)
+	return textutil.Prefix(incident, 253-len(suffix)) + suffix
+}
+
+func renderReinvestigation(inv *runlorev1.Investigation) string {
+	var b strings.Builder
+	line := func(s string) string { return strings.Join(strings.Fields(redact.String(s)), " ") }
+	fmt.Fprintf(&b, "Investigation `%s/%s` finished: **%s**.\n", inv.Namespace, inv.Name, inv.Status.Phase)
+	f := inv.Status.Result
+	if f == nil || len(f.RootCauses) == 0 {
+		b.WriteString("\nIt reached no root cause.\n")
+		return b.String()
+	}
+	top := f.RootCauses[0]
+	fmt.Fprintf(&b, "\n**Cause** (verdict %s, confidence %s): %s\n", f.Verdict, top.Confidence, line(top.Summary))
+	for i, ev := range top.Evidence {
+		if i == 5 {
+			break
+		}
+		fmt.Fprintf(&b, "- %s\n", textutil.Truncate(line(ev), 400))
+	}
+	if len(f.SuggestedActions) > 0 {
+		b.WriteString("\n**Suggested actions:**\n")
+		for i, a := range f.SuggestedActions {
+			if i == 5 {
+				break
+			}
+			what := fmt.Sprintf("%s %s %s/%s", a.Op, a.Target.Kind, a.Target.Namespace, a.Target.Name)
+			if a.Reason != "" {
+				what += ": " + a.Reason
+			}
+			fmt.Fprintf(&b, "- %s\n", textutil.Truncate(line(what), 400))
+		}
+	}
+	return b.String()
 }

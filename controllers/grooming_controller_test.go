@@ -35,6 +35,8 @@ import (
 	"github.com/runlore/runlore/pkg/curator"
 	"github.com/runlore/runlore/pkg/forge"
 	"github.com/runlore/runlore/pkg/forge/forgetest"
+	"github.com/runlore/runlore/pkg/groom"
+	"github.com/runlore/runlore/pkg/outcome"
 )
 
 func groomingCatalog(ns, apiURL string, g *runlorev1.GroomingSpec) *runlorev1.KnowledgeCatalog {
@@ -143,4 +145,46 @@ func TestGroomingRejectsUnequalTrustFloors(t *testing.T) {
 		Revalidation: &runlorev1.RevalidationPass{Enabled: true, Floor: "0.5"}})
 	inherit.Name = "inherit"
 	g.Expect(k8sClient.Create(ctx, inherit)).To(MatchError(ContainSubstring("leave it unset to inherit")))
+}
+
+func TestInvestigationReinvestigatorStartsOnceAndReportsTheFinding(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	inc := &runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Name: "cart-crashloop", Namespace: ns},
+		Spec: runlorev1.IncidentSpec{Source: "alertmanager", Fingerprint: "am-1", Title: "cart is crashlooping"}}
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+	r := &InvestigationReinvestigator{Client: k8sClient}
+	req := groom.ReinvestigateRequest{Number: 7, Title: "KB: cart crashloop", Prior: "### 🧭 RunLore draft: cart OOM\n\nThe heap limit is too low.",
+		Records:         []outcome.Record{{Name: "old"}, {Name: "new"}},
+		RecordIncidents: map[string]string{"old": ns + "/gone", "new": ns + "/cart-crashloop"}}
+	ref, err := r.Start(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	again, err := r.Start(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(Equal(ref), "asking twice starts one run")
+	var list runlorev1.InvestigationList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	g.Expect(list.Items).To(HaveLen(1))
+	inv := list.Items[0]
+	g.Expect(inv.Spec.SkipRecall).To(BeTrue())
+	g.Expect(inv.Spec.IncidentRef.Name).To(Equal("cart-crashloop"), "the newest record's incident")
+	g.Expect(inv.Spec.PriorFinding).To(And(ContainSubstring("pull request #7"), ContainSubstring("The heap limit is too low.")))
+	g.Expect(inv.OwnerReferences).To(ContainElement(HaveField("Name", "cart-crashloop")))
+
+	_, done, err := r.Result(ctx, ref)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeFalse())
+
+	inv.Status.Phase = runlorev1.InvestigationCompleted
+	inv.Status.Result = &runlorev1.Finding{Verdict: "actionable", RootCauses: []runlorev1.RootCause{{
+		Summary: "the cart heap limit is too low for the new catalog size", Confidence: "0.8", Evidence: []string{"OOMKilled 4 times in 10m"}}}}
+	g.Expect(k8sClient.Status().Update(ctx, &inv)).To(Succeed())
+	text, done, err := r.Result(ctx, ref)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
+	g.Expect(text).To(And(ContainSubstring("Completed"), ContainSubstring("heap limit is too low"), ContainSubstring("OOMKilled 4 times")))
+
+	_, err = r.Start(ctx, groom.ReinvestigateRequest{Number: 8})
+	g.Expect(err).To(MatchError(ContainSubstring("names an Incident")))
 }

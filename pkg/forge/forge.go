@@ -192,7 +192,8 @@ var hexFingerprint = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // fingerprint, it comments there (coalesce); when one was merged or closed
 // unmerged, it returns ErrMerged or ErrSuppressed (wrapped, naming the pull
 // request); otherwise it commits the entry on a fresh branch through the
-// git data API and opens a labelled pull request. Running it again after a
+// git data API and opens a pull request labelled runlore, runlore/proposed
+// and triggered (the first step of its lifecycle). Running it again after a
 // crash at any point opens no second pull request.
 func (c *Client) OpenDraft(ctx context.Context, d Draft) (Result, error) {
 	switch {
@@ -237,7 +238,7 @@ func (c *Client) OpenDraft(ctx context.Context, d Draft) (Result, error) {
 		return Result{}, fmt.Errorf("open the pull request from %s: %w", branch, scrub(err))
 	}
 	res := Result{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Branch: branch}
-	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, res.Number, []string{LabelProvenance, LabelProposed}); err != nil {
+	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, res.Number, []string{LabelProvenance, LabelProposed, LabelTriggered}); err != nil {
 		return res, fmt.Errorf("label pull request #%d: %w", res.Number, scrub(err))
 	}
 	return res, nil

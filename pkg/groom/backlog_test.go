@@ -300,11 +300,36 @@ func TestContestedWarnsOnceWithTheConfirmationCount(t *testing.T) {
 	g.Expect(w.mutations()).To(Equal(before), "the hidden marker makes it one warning")
 }
 
-type scriptedInvestigator struct{ got []ReinvestigateRequest }
+// scriptedInvestigator stands in for the cluster's investigations: a run
+// is done once finish is called for it.
+type scriptedInvestigator struct {
+	started []ReinvestigateRequest
+	done    map[string]bool
+}
 
-func (s *scriptedInvestigator) Reinvestigate(_ context.Context, req ReinvestigateRequest) (string, error) {
-	s.got = append(s.got, req)
-	return fmt.Sprintf("Fresh finding for #%d: the cause still stands.", req.Number), nil
+func (s *scriptedInvestigator) Start(_ context.Context, req ReinvestigateRequest) (string, error) {
+	ref := fmt.Sprintf("ns/inc/pr-%d-%d", req.Number, req.Attempt)
+	for _, old := range s.started {
+		if old.Number == req.Number && old.Attempt == req.Attempt {
+			return ref, nil
+		}
+	}
+	s.started = append(s.started, req)
+	return ref, nil
+}
+
+func (s *scriptedInvestigator) Result(_ context.Context, ref string) (string, bool, error) {
+	if !s.done[ref] {
+		return "", false, nil
+	}
+	return "Fresh finding (" + ref + "): the cause still stands.", true, nil
+}
+
+func (s *scriptedInvestigator) finish(ref string) {
+	if s.done == nil {
+		s.done = map[string]bool{}
+	}
+	s.done[ref] = true
 }
 
 func TestReinvestigateRerunsWithThePriorFindingAndComments(t *testing.T) {
@@ -317,24 +342,45 @@ func TestReinvestigateRerunsWithThePriorFindingAndComments(t *testing.T) {
 	w.srv.Label(asked, forge.LabelReinvestigate)
 	idle := w.draft("KB: not asked", fp("idle"))
 	w.in.Records = []outcome.Record{rec("x1", "T/x", fp("asked"), runlorev1.OutcomeFresh, t0, false)}
+	w.in.RecordIncidents = map[string]string{"x1": "shop/cart-crashloop"}
 
 	rep := w.sweep()
 	g.Expect(rep.Pass(PassReinvestigate).Actions()).To(Equal(1))
-	g.Expect(inv.got).To(HaveLen(1))
-	g.Expect(inv.got[0].Prior).To(ContainSubstring("RunLore draft: KB: asked"))
-	g.Expect(inv.got[0].Records).To(HaveLen(1))
-	g.Expect(w.srv.Comments(asked)).To(ConsistOf(ContainSubstring("the cause still stands")))
+	g.Expect(inv.started).To(HaveLen(1))
+	g.Expect(inv.started[0].Prior).To(ContainSubstring("RunLore draft: KB: asked"))
+	g.Expect(inv.started[0].RecordIncidents).To(Equal(map[string]string{"x1": "shop/cart-crashloop"}))
 	p := w.pull(asked)
-	g.Expect(labelled(p, forge.LabelReinvestigate)).To(BeFalse())
-	g.Expect(labelled(p, forge.LabelInvestigating)).To(BeFalse())
+	g.Expect(labelled(p, forge.LabelReinvestigate)).To(BeFalse(), "the request was taken")
+	g.Expect(labelled(p, forge.LabelInvestigating)).To(BeTrue())
+	g.Expect(w.srv.Comments(asked)).To(ConsistOf(ContainSubstring("Re-investigating")))
+
+	// Still running: nothing to post.
+	before := w.mutations()
+	rep = w.sweep()
+	g.Expect(rep.Pass(PassReinvestigate).Candidates).To(ConsistOf(HaveField("Veto", "still running")))
+	g.Expect(w.mutations()).To(Equal(before))
+
+	inv.finish("ns/inc/pr-" + fmt.Sprint(asked) + "-0")
+	w.sweep()
+	g.Expect(w.srv.Comments(asked)).To(HaveLen(2))
+	g.Expect(w.srv.Comments(asked)[1]).To(ContainSubstring("the cause still stands"))
+	g.Expect(labelled(w.pull(asked), forge.LabelInvestigating)).To(BeFalse())
 	g.Expect(w.srv.Comments(idle)).To(BeEmpty())
 
+	before = w.mutations()
 	w.sweep()
-	g.Expect(inv.got).To(HaveLen(1), "the label was the request; it was consumed")
+	g.Expect(w.mutations()).To(Equal(before), "done: a second sweep changes nothing")
+	g.Expect(inv.started).To(HaveLen(1))
+
+	// Asked again: a second attempt, with its own reference.
+	w.srv.Label(asked, forge.LabelReinvestigate)
+	w.sweep()
+	g.Expect(inv.started).To(HaveLen(2))
+	g.Expect(inv.started[1].Attempt).To(Equal(1))
 
 	w.in.Reinvestigator = nil
 	w.srv.Label(asked, forge.LabelReinvestigate)
-	before := w.mutations()
+	before = w.mutations()
 	rep = w.sweep()
 	g.Expect(rep.Pass(PassReinvestigate).Candidates).To(ConsistOf(HaveField("Veto", ContainSubstring("no investigator"))))
 	g.Expect(w.mutations()).To(Equal(before))

@@ -212,3 +212,23 @@ func ConfigFromSpec(spec *runlorev1.GroomingSpec, base recall.Policy) (Config, e
 	}
 	return c, errors.Join(errs...)
 }
+
+// only keeps just the named passes enabled.
+func (c Config) only(passes []string) Config {
+	on := map[string]bool{}
+	for _, p := range passes {
+		on[p] = true
+	}
+	c.Suppress = c.Suppress && on[PassSuppress]
+	c.Dedup = c.Dedup && on[PassDedup]
+	if !on[PassLifecycle] {
+		c.StaleAfter = 0
+	}
+	c.Queue = c.Queue && on[PassQueue]
+	c.Contested = c.Contested && on[PassContested]
+	c.Reinvestigate = c.Reinvestigate && on[PassReinvestigate]
+	c.Recurrence = c.Recurrence && on[PassRecurrence]
+	c.Retirement.Enabled = c.Retirement.Enabled && on[PassRetirement]
+	c.Revalidation.Enabled = c.Revalidation.Enabled && on[PassRevalidation]
+	return c
+}

@@ -99,15 +99,25 @@ type Input struct {
 	IncidentTitles map[string]string
 	// Now is the sweep's clock.
 	Now time.Time
+	// RecordIncidents maps a record's name to its incident, namespace/name.
+	RecordIncidents map[string]string
 	// Reinvestigator re-runs an investigation for a pull request labelled
 	// reinvestigate; nil lists those candidates without acting.
 	Reinvestigator Reinvestigator
 }
 
 // Reinvestigator re-runs the investigation behind a pull request with its
-// prior finding as context and returns the fresh result as markdown.
+// prior finding as context. A run takes longer than a sweep should wait,
+// so it is asynchronous: Start asks for it and names it; a later sweep
+// asks Result until it is done and comments what it found.
 type Reinvestigator interface {
-	Reinvestigate(ctx context.Context, req ReinvestigateRequest) (string, error)
+	// Start asks for a fresh investigation and returns a reference to it
+	// (letters, digits and ./_- only). Starting the same request twice
+	// (same Number and Attempt) must ask only once.
+	Start(ctx context.Context, req ReinvestigateRequest) (ref string, err error)
+	// Result is the finished run's finding as markdown; done is false
+	// while it still runs.
+	Result(ctx context.Context, ref string) (result string, done bool, err error)
 }
 
 // ReinvestigateRequest is the pull request a human asked to re-investigate.
@@ -115,11 +125,15 @@ type ReinvestigateRequest struct {
 	Number      int
 	Title       string
 	Fingerprint string
+	// Attempt counts the earlier re-investigations of this pull request.
+	Attempt int
 	// Prior is the pull request's description: the prior finding, quoted
 	// to the investigator as data.
 	Prior string
-	// Records are the outcome records carrying the fingerprint.
-	Records []outcome.Record
+	// Records are the outcome records carrying the fingerprint, newest
+	// last; RecordIncidents maps their names to their incidents.
+	Records         []outcome.Record
+	RecordIncidents map[string]string
 }
 
 // Candidate is one item a pass selected and what it did about it.
@@ -207,13 +221,14 @@ func (r Report) Pass(name string) PassReport {
 // Hidden markers. They are HTML comments so a reader of the forge never
 // sees them; each pass's idempotence rests on one.
 const (
-	markerGroom        = "<!-- runlore:groom=%s -->"
-	markerContested    = "<!-- runlore:contested=%s -->"
-	markerGap          = "<!-- runlore:gap=%s -->"
-	markerEscalation   = "<!-- runlore:gap-escalation=%s -->"
-	markerRetire       = "<!-- runlore:retire=%s -->"
-	markerRevalidate   = "<!-- runlore:revalidate=%s -->"
-	markerReinvestigte = "<!-- runlore:reinvestigated=%s -->"
+	markerGroom           = "<!-- runlore:groom=%s -->"
+	markerContested       = "<!-- runlore:contested=%s -->"
+	markerGap             = "<!-- runlore:gap=%s -->"
+	markerEscalation      = "<!-- runlore:gap-escalation=%s -->"
+	markerRetire          = "<!-- runlore:retire=%s -->"
+	markerRevalidate      = "<!-- runlore:revalidate=%s -->"
+	markerReinvestigating = "<!-- runlore:reinvestigating=%s -->"
+	markerReinvestigated  = "<!-- runlore:reinvestigated=%s -->"
 )
 
 // key is a short stable hash for markers and branch names: outside text

@@ -60,6 +60,9 @@ type Options struct {
 	Reinvestigator Reinvestigator
 	// Forge overrides the forge built from spec.forge (tests).
 	Forge Forge
+	// Only runs just the named passes (each still subject to its own
+	// enablement); every pass when empty.
+	Only []string
 }
 
 // Run sweeps one KnowledgeCatalog once: it reads spec.grooming over the
@@ -86,6 +89,9 @@ func Run(ctx context.Context, kc *runlorev1.KnowledgeCatalog, o Options) (Report
 	if o.DryRun {
 		cfg.DryRun = true
 	}
+	if len(o.Only) > 0 {
+		cfg = cfg.only(o.Only)
+	}
 	fg := o.Forge
 	if fg == nil {
 		c, err := ForgeFor(ctx, rd, kc, o.HTTPClient)
@@ -99,6 +105,9 @@ func Run(ctx context.Context, kc *runlorev1.KnowledgeCatalog, o Options) (Report
 		return Report{}, cfg, err
 	}
 	in.Now, in.Reinvestigator = now(), o.Reinvestigator
+	if in.Reinvestigator == nil && len(o.Only) == 1 && o.Only[0] == PassReinvestigate {
+		return Report{DryRun: cfg.DryRun, StartedAt: in.Now}, cfg, nil
+	}
 	rep, err := Sweep(ctx, fg, cfg, in)
 	return rep, cfg, err
 }
@@ -175,11 +184,12 @@ func Load(ctx context.Context, rd client.Reader, kc *runlorev1.KnowledgeCatalog,
 		inc := &incs.Items[i]
 		titles[types.NamespacedName{Namespace: inc.Namespace, Name: inc.Name}] = inc.Spec.Title
 	}
-	in.IncidentTitles = map[string]string{}
+	in.IncidentTitles, in.RecordIncidents = map[string]string{}, map[string]string{}
 	for i := range recs.Items {
 		o := &recs.Items[i]
 		r := outcome.FromOutcomeRecord(o)
 		in.Records = append(in.Records, r)
+		in.RecordIncidents[r.Name] = o.Namespace + "/" + o.Spec.IncidentRef.Name
 		if t := titles[types.NamespacedName{Namespace: o.Namespace, Name: o.Spec.IncidentRef.Name}]; t != "" {
 			in.IncidentTitles[r.Name] = t
 		}

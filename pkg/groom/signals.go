@@ -18,6 +18,7 @@ package groom
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -132,51 +133,136 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// reinvestigate re-runs the investigation behind an open RunLore pull
-// request a human labelled reinvestigate, with the prior finding as
-// context, and comments the fresh result. The label is the request: it is
-// swapped for investigating while the run goes, so the next sweep does not
-// repeat it.
+var reinvestigatingRE = regexp.MustCompile(`<!-- runlore:reinvestigating=([A-Za-z0-9./_-]{1,300}) -->`)
+
+// reinvestigate serves the reinvestigate label on an open RunLore pull
+// request: it starts a fresh investigation with the prior finding as
+// context, says so in a comment carrying the run's reference, and swaps the
+// label for investigating; while investigating stands, each sweep asks for
+// the result and, once the run is done, comments it and drops the label.
+// The labels and the markers are the whole state.
 func (s *sweep) reinvestigate(rep *PassReport) error {
 	for _, pr := range s.pulls {
-		if pr.State != forge.StateOpen || !pr.HasLabel(forge.LabelProvenance) || !pr.HasLabel(forge.LabelReinvestigate) {
+		if pr.State != forge.StateOpen || !pr.HasLabel(forge.LabelProvenance) {
 			continue
 		}
-		c := Candidate{Target: target(pr.Number), Reason: "a human asked to reinvestigate", Action: "re-run the investigation and comment the result"}
+		asked, running := pr.HasLabel(forge.LabelReinvestigate), pr.HasLabel(forge.LabelInvestigating)
+		if !asked && !running {
+			continue
+		}
 		if s.in.Reinvestigator == nil {
-			c.Veto = "no investigator is configured for grooming"
-			rep.Candidates = append(rep.Candidates, c)
+			rep.Candidates = append(rep.Candidates, Candidate{Target: target(pr.Number), Reason: "a human asked to reinvestigate",
+				Veto: "no investigator is configured for grooming"})
 			continue
 		}
-		req := ReinvestigateRequest{Number: pr.Number, Title: pr.Title, Fingerprint: pr.Fingerprint(), Prior: pr.Body}
-		for _, r := range s.in.Records {
-			if req.Fingerprint != "" && r.DupFingerprint == req.Fingerprint {
-				req.Records = append(req.Records, r)
+		comments, err := s.fg.Comments(s.ctx, pr.Number)
+		if err != nil {
+			rep.Candidates = append(rep.Candidates, Candidate{Target: target(pr.Number), Reason: "reinvestigate", Error: err.Error()})
+			continue
+		}
+		var started []string
+		finished := map[string]bool{}
+		for _, cm := range comments {
+			for _, m := range reinvestigatingRE.FindAllStringSubmatch(cm, -1) {
+				started = append(started, m[1])
+			}
+			for _, ref := range finishedRefs(cm) {
+				finished[ref] = true
 			}
 		}
-		s.act(&c, func() (string, error) {
-			if err := s.fg.AddLabels(s.ctx, pr.Number, forge.LabelInvestigating); err != nil {
-				return "", err
+		pending := ""
+		for _, ref := range started {
+			if !finished[ref] {
+				pending = ref
 			}
-			if err := s.fg.RemoveLabel(s.ctx, pr.Number, forge.LabelReinvestigate); err != nil {
-				return "", err
-			}
-			result, err := s.in.Reinvestigator.Reinvestigate(s.ctx, req)
-			if err != nil {
-				result = "The re-investigation could not complete: " + err.Error() + "\n\nAdd `reinvestigate` again to retry."
-			}
-			marker := fmt.Sprintf(markerReinvestigte, s.in.Now.UTC().Format(time.RFC3339))
-			if cerr := s.fg.Comment(s.ctx, pr.Number, "🔎 **Re-investigated** with the prior finding as context.\n\n"+result+"\n\n"+marker+"\n"); cerr != nil {
-				return "", cerr
-			}
-			if err := s.fg.RemoveLabel(s.ctx, pr.Number, forge.LabelInvestigating); err != nil {
-				return "", err
-			}
-			return pr.URL, err
-		})
-		rep.Candidates = append(rep.Candidates, c)
+		}
+		switch {
+		case pending != "":
+			s.collect(rep, pr, pending)
+		case asked:
+			s.start(rep, pr, len(started))
+		default:
+			// investigating with nothing pending: a run that finished
+			// before its label came off.
+			c := Candidate{Target: target(pr.Number), Reason: "labelled investigating with no run pending", Action: "remove the investigating label"}
+			s.act(&c, func() (string, error) { return pr.URL, s.fg.RemoveLabel(s.ctx, pr.Number, forge.LabelInvestigating) })
+			rep.Candidates = append(rep.Candidates, c)
+		}
 	}
 	return nil
+}
+
+func finishedRefs(comment string) []string {
+	var out []string
+	prefix := "<!-- runlore:reinvestigated="
+	for {
+		i := strings.Index(comment, prefix)
+		if i < 0 {
+			return out
+		}
+		comment = comment[i+len(prefix):]
+		if j := strings.Index(comment, " -->"); j > 0 {
+			out = append(out, comment[:j])
+		}
+	}
+}
+
+func (s *sweep) start(rep *PassReport, pr forge.PullRequest, attempt int) {
+	req := ReinvestigateRequest{Number: pr.Number, Title: pr.Title, Fingerprint: pr.Fingerprint(), Attempt: attempt, Prior: pr.Body,
+		RecordIncidents: map[string]string{}}
+	for _, r := range s.in.Records {
+		if req.Fingerprint != "" && r.DupFingerprint == req.Fingerprint {
+			req.Records = append(req.Records, r)
+			if inc := s.in.RecordIncidents[r.Name]; inc != "" {
+				req.RecordIncidents[r.Name] = inc
+			}
+		}
+	}
+	sort.SliceStable(req.Records, func(i, j int) bool { return req.Records[i].OpenedAt.Before(req.Records[j].OpenedAt) })
+	c := Candidate{Target: target(pr.Number), Reason: "a human asked to reinvestigate", Action: "start a fresh investigation with the prior finding as context"}
+	s.act(&c, func() (string, error) {
+		ref, err := s.in.Reinvestigator.Start(s.ctx, req)
+		if err != nil {
+			return "", err
+		}
+		if !reinvestigatingRE.MatchString(fmt.Sprintf(markerReinvestigating, ref)) {
+			return "", fmt.Errorf("the investigator's reference %q is not usable in a marker", ref)
+		}
+		if err := s.fg.AddLabels(s.ctx, pr.Number, forge.LabelInvestigating); err != nil {
+			return "", err
+		}
+		if err := s.fg.Comment(s.ctx, pr.Number, fmt.Sprintf("🔎 **Re-investigating** with the prior finding as context (`%s`). "+
+			"The result will be posted here.\n\n%s\n", ref, fmt.Sprintf(markerReinvestigating, ref))); err != nil {
+			return "", err
+		}
+		return ref, s.fg.RemoveLabel(s.ctx, pr.Number, forge.LabelReinvestigate)
+	})
+	rep.Candidates = append(rep.Candidates, c)
+}
+
+func (s *sweep) collect(rep *PassReport, pr forge.PullRequest, ref string) {
+	result, done, err := s.in.Reinvestigator.Result(s.ctx, ref)
+	if err != nil {
+		rep.Candidates = append(rep.Candidates, Candidate{Target: target(pr.Number), Reason: "re-investigation " + ref, Error: err.Error()})
+		return
+	}
+	if !done {
+		rep.Candidates = append(rep.Candidates, Candidate{Target: target(pr.Number), Reason: "re-investigation " + ref, Veto: "still running"})
+		return
+	}
+	c := Candidate{Target: target(pr.Number), Reason: "re-investigation " + ref + " finished", Action: "comment the fresh result"}
+	s.act(&c, func() (string, error) {
+		if err := s.fg.Comment(s.ctx, pr.Number, "🔎 **Re-investigated** with the prior finding as context.\n\n"+result+"\n\n"+
+			fmt.Sprintf(markerReinvestigated, ref)+"\n"); err != nil {
+			return "", err
+		}
+		if pr.HasLabel(forge.LabelReinvestigate) {
+			// Asked again while it ran: the next sweep starts a new run.
+			return pr.URL, nil
+		}
+		return pr.URL, s.fg.RemoveLabel(s.ctx, pr.Number, forge.LabelInvestigating)
+	})
+	rep.Candidates = append(rep.Candidates, c)
 }
 
 // recurrence opens one knowledge-gap issue per unresolved recurring
