@@ -49,8 +49,9 @@ const maxGroomEvents = 50
 // polled for reinvestigate labels and running re-investigations.
 const DefaultReinvestigatePoll = 2 * time.Minute
 
-// GroomingReconciler runs a KnowledgeCatalog's grooming sweep every
-// spec.grooming.interval, on the leader only. Each run is recorded in
+// GroomingReconciler runs the grooming sweep of every KnowledgeCatalog
+// with spec.forge every spec.grooming.interval (in dry run unless
+// spec.grooming.mode is apply), on the leader only. Each run is recorded in
 // status.grooming (last run, per-pass counts, next run), in the audit
 // chain (one line per candidate) and as one Event per action taken. The
 // schedule lives in status.grooming.lastRunAt, so a restart or a new
@@ -93,12 +94,14 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kc.Spec.Grooming == nil || kc.Spec.Forge == nil {
+	if kc.Spec.Forge == nil {
 		return ctrl.Result{}, nil
 	}
-	interval := kc.Spec.Grooming.Interval.Duration
-	if interval <= 0 {
-		interval = groom.DefaultInterval
+	// Without spec.grooming the sweep still runs, with every default: a dry
+	// run every six hours, which only reads the forge.
+	interval := groom.DefaultInterval
+	if kc.Spec.Grooming != nil && kc.Spec.Grooming.Interval.Duration > 0 {
+		interval = kc.Spec.Grooming.Interval.Duration
 	}
 	started := now()
 	if st := kc.Status.Grooming; st != nil && st.LastRunAt != nil && st.ObservedGeneration == kc.Generation {
@@ -137,8 +140,8 @@ func (r *GroomingReconciler) between(ctx context.Context, kc *runlorev1.Knowledg
 	if poll == 0 {
 		poll = DefaultReinvestigatePoll
 	}
-	if poll < 0 || r.Reinvestigator == nil {
-		return untilSweep
+	if poll < 0 || r.Reinvestigator == nil || kc.Spec.Grooming == nil || kc.Spec.Grooming.Mode != runlorev1.GroomingApply {
+		return untilSweep // a dry run would only list the request
 	}
 	rep, _, err := groom.Run(ctx, kc, groom.Options{Reader: r.APIReader, OperatorNamespace: r.OperatorNamespace,
 		HTTPClient: r.HTTPClient, Now: r.Now, Reinvestigator: r.Reinvestigator, Only: []string{groom.PassReinvestigate}})

@@ -36,6 +36,9 @@ const (
 	DefaultMinObservations     = 3
 	DefaultMinInterval         = 720 * time.Hour
 	DefaultMaxOpen             = 5
+	// MinInterval is the shortest sweep interval: every sweep lists the
+	// repository's pull requests.
+	MinInterval = time.Minute
 )
 
 // Config is spec.grooming as numbers, with every default applied.
@@ -102,8 +105,8 @@ func ConfigFromSpec(spec *runlorev1.GroomingSpec, base recall.Policy) (Config, e
 	}
 	var errs []error
 	const f = "spec.grooming."
-	if spec.Interval.Duration < 0 {
-		errs = append(errs, fmt.Errorf(f+"interval: %s is negative", spec.Interval.Duration))
+	if d := spec.Interval.Duration; d != 0 && d < MinInterval {
+		errs = append(errs, fmt.Errorf(f+"interval: %s is under the %s minimum", d, MinInterval))
 	} else if spec.Interval.Duration > 0 {
 		c.Interval = spec.Interval.Duration
 	}

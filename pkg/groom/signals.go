@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/forge"
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/textutil"
@@ -101,7 +102,7 @@ func (s *sweep) contested(rep *PassReport) error {
 			d := downs[trig]
 			confirmations := 0
 			for _, r := range s.in.Records {
-				if r.TriggerKey == trig && r.Kind == "fresh" && r.DupFingerprint == fp && r.OpenedAt.After(d.first) {
+				if r.TriggerKey == trig && r.Kind == runlorev1.OutcomeFresh && r.DupFingerprint == fp && r.OpenedAt.After(d.first) {
 					confirmations++
 				}
 			}
