@@ -290,3 +290,57 @@ func FuzzSetFrontmatter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPullRequestText feeds the parsers of pull request and comment text
+// (anyone can edit it) arbitrary input: none may panic, and a parsed
+// proposal key is always marker-free text.
+func FuzzPullRequestText(f *testing.F) {
+	f.Add("### Resolution\n\nRolled back.\n<!-- runlore:retire=abcd -->", "<!-- runlore:reinvestigated=ns/x -->")
+	f.Add("<!-- runlore:revalidate= -->", "<!-- runlore:reinvestigated=")
+	f.Add("# resolution\n<!-- x -->\n## next", "")
+	f.Fuzz(func(t *testing.T, body, comment string) {
+		s := &sweep{pulls: []forge.PullRequest{{Number: 1, Body: body, State: forge.StateOpen}}}
+		for _, m := range []string{markerRetire, markerRevalidate} {
+			for k := range s.proposals(m) {
+				if strings.Contains(k, " -->") {
+					t.Fatalf("key %q runs past its marker", k)
+				}
+			}
+		}
+		_ = writtenResolution(body)
+		_ = finishedRefs(comment)
+		_ = reinvestigatingRE.FindAllStringSubmatch(comment, -1)
+		if j := jaccard(body, comment); j < 0 || j > 1 {
+			t.Fatalf("jaccard %v", j)
+		}
+	})
+}
+
+// TestJudgeIsRecallsOutcomeGate pins Judge to recall's Gate 3 over a grid
+// of track records: an entry the trust passes call refused is exactly one
+// recall refuses to fire, so retirement can only propose what recall
+// already rejects and revalidation never stamps it.
+func TestJudgeIsRecallsOutcomeGate(t *testing.T) {
+	p := recall.DefaultPolicy()
+	n := 0
+	for _, live := range []bool{true, false} {
+		for recalls := 0; recalls <= 6; recalls++ {
+			for resolved := 0; resolved <= recalls; resolved++ {
+				for up := 0; up <= 2; up++ {
+					for down := 0; down <= 2; down++ {
+						for _, conf := range []int{0, 2} {
+							tally := outcome.Tally{Recalls: recalls, Resolved: resolved, Up: up, Down: down, Confirmations: conf}
+							j := Judge(tally, live, p.OutcomeFloor, p.OutcomePriorRecalls)
+							refused := recallDecides(Entry{Name: "e", Path: entryPath, Trust: tally}, live).Fired == nil
+							if j.Refused != refused {
+								t.Fatalf("%+v live=%v: Judge refused=%v, recall refused=%v", tally, live, j.Refused, refused)
+							}
+							n++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d track records agree", n)
+}
