@@ -19,8 +19,10 @@ package controllers
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +30,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -187,4 +191,67 @@ func TestInvestigationReinvestigatorStartsOnceAndReportsTheFinding(t *testing.T)
 
 	_, err = r.Start(ctx, groom.ReinvestigateRequest{Number: 8})
 	g.Expect(err).To(MatchError(ContainSubstring("names an Incident")))
+}
+
+// pollInvestigator finishes a run once told to.
+type pollInvestigator struct {
+	mu      sync.Mutex
+	started int
+	done    bool
+}
+
+func (p *pollInvestigator) Start(_ context.Context, req groom.ReinvestigateRequest) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.started++
+	return fmt.Sprintf("ns/run-%d", req.Number), nil
+}
+
+func (p *pollInvestigator) Result(context.Context, string) (string, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "the cause stands", p.done, nil
+}
+
+func TestGroomingPollsReinvestigateBetweenSweeps(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	fake := forgetest.New(t)
+	fake.UseToken("ghp_poll_token")
+	g.Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Data: map[string][]byte{"token": []byte("ghp_poll_token")}})).To(Succeed())
+	kc := groomingCatalog(ns, fake.URL(), &runlorev1.GroomingSpec{Mode: runlorev1.GroomingApply})
+	g.Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	inv := &pollInvestigator{}
+	rec := events.NewFakeRecorder(100)
+	r := &GroomingReconciler{Client: k8sClient, APIReader: k8sClient, Recorder: rec, Reinvestigator: inv, ReinvestigatePoll: time.Minute}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(kc)}
+
+	res, err := r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(6 * time.Hour))
+	g.Expect(k8sClient.Get(ctx, req.NamespacedName, kc)).To(Succeed())
+	last := kc.Status.Grooming.LastRunAt.Time
+
+	// A human labels a draft between sweeps: the poll takes it.
+	n := fake.AddPullNumber(forgetest.Pull{Title: "KB: cart", Body: "prior finding", Head: "runlore/draft-cart", Base: "main", State: "open",
+		Labels: []string{forge.LabelProvenance, forge.LabelReinvestigate}})
+	res, err = r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(time.Minute), "the next poll is sooner than the next sweep")
+	g.Expect(inv.started).To(Equal(1))
+	g.Expect(fake.Pulls()[0].Labels).To(ContainElement(forge.LabelInvestigating))
+
+	inv.mu.Lock()
+	inv.done = true
+	inv.mu.Unlock()
+	_, err = r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(fake.Comments(n)).To(HaveLen(2))
+	g.Expect(fake.Comments(n)[1]).To(ContainSubstring("the cause stands"))
+	g.Expect(fake.Pulls()[0].Labels).NotTo(ContainElement(forge.LabelInvestigating))
+	g.Expect(k8sClient.Get(ctx, req.NamespacedName, kc)).To(Succeed())
+	g.Expect(kc.Status.Grooming.LastRunAt.Time).To(Equal(last), "polls are not sweeps")
+	g.Expect(rec.Events).To(HaveLen(2), "one Event per action: the start and the result")
 }
