@@ -154,6 +154,10 @@ type GroomingSpec struct {
 	// standing 👎 votes.
 	// +optional
 	Contested *GroomingPass `json:"contested,omitempty"`
+	// reinvestigate re-runs the investigation behind an open RunLore pull
+	// request a human labelled reinvestigate, and comments the result.
+	// +optional
+	Reinvestigate *GroomingPass `json:"reinvestigate,omitempty"`
 	// retirement proposes retiring merged entries recall refuses. Opt-in.
 	// +optional
 	Retirement *RetirementPass `json:"retirement,omitempty"`

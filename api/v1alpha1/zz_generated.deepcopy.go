@@ -509,6 +509,11 @@ func (in *GroomingSpec) DeepCopyInto(out *GroomingSpec) {
 		*out = new(GroomingPass)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Reinvestigate != nil {
+		in, out := &in.Reinvestigate, &out.Reinvestigate
+		*out = new(GroomingPass)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Retirement != nil {
 		in, out := &in.Retirement, &out.Retirement
 		*out = new(RetirementPass)

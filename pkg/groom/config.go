@@ -145,6 +145,9 @@ func ConfigFromSpec(spec *runlorev1.GroomingSpec, base recall.Policy) (Config, e
 	if spec.Contested != nil {
 		c.Contested = enabled(spec.Contested.Enabled)
 	}
+	if spec.Reinvestigate != nil {
+		c.Reinvestigate = enabled(spec.Reinvestigate.Enabled)
+	}
 	if r := spec.Recurrence; r != nil {
 		c.Recurrence = enabled(r.Enabled)
 		if r.RecurrenceThreshold < 0 {
