@@ -140,7 +140,8 @@ func (r *GroomingReconciler) between(ctx context.Context, kc *runlorev1.Knowledg
 	if poll == 0 {
 		poll = DefaultReinvestigatePoll
 	}
-	if poll < 0 || r.Reinvestigator == nil || kc.Spec.Grooming == nil || kc.Spec.Grooming.Mode != runlorev1.GroomingApply {
+	if poll < 0 || r.Reinvestigator == nil || kc.Spec.Grooming == nil || kc.Spec.Grooming.Mode != runlorev1.GroomingApply ||
+		(kc.Spec.Grooming.Reinvestigate != nil && kc.Spec.Grooming.Reinvestigate.Enabled != nil && !*kc.Spec.Grooming.Reinvestigate.Enabled) {
 		return untilSweep // a dry run would only list the request
 	}
 	rep, _, err := groom.Run(ctx, kc, groom.Options{Reader: r.APIReader, OperatorNamespace: r.OperatorNamespace,
