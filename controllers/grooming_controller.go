@@ -105,7 +105,11 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	started := now()
 	if st := kc.Status.Grooming; st != nil && st.LastRunAt != nil && st.ObservedGeneration == kc.Generation {
-		if due := st.LastRunAt.Add(interval); started.Before(due) {
+		due := st.LastRunAt.Add(interval)
+		if st.Message != "" && st.NextRunAt != nil && st.NextRunAt.Time.Before(due) {
+			due = st.NextRunAt.Time // the last attempt failed: retry sooner
+		}
+		if started.Before(due) {
 			return ctrl.Result{RequeueAfter: r.between(ctx, kc, due.Sub(started))}, nil
 		}
 	}
@@ -114,11 +118,19 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		HTTPClient: r.HTTPClient, Now: func() time.Time { return started }, Reinvestigator: r.Reinvestigator})
 	status := &runlorev1.GroomingStatus{LastRunAt: &metav1.Time{Time: started}, ObservedGeneration: kc.Generation,
 		NextRunAt: &metav1.Time{Time: started.Add(interval)}, Mode: runlorev1.GroomingDryRun}
+	next := interval
 	if !cfg.DryRun && err == nil {
 		status.Mode = runlorev1.GroomingApply
 	}
 	if err != nil {
-		status.Message = textutil.Truncate(err.Error(), 1000)
+		// Nothing was judged (the forge or the cluster could not be read,
+		// or the spec is unusable): keep the last run and retry sooner.
+		next = min(interval, groomRetry)
+		status = &runlorev1.GroomingStatus{NextRunAt: &metav1.Time{Time: started.Add(next)}, Mode: status.Mode,
+			Message: textutil.Truncate(err.Error(), 1000)}
+		if old := kc.Status.Grooming; old != nil {
+			status.LastRunAt, status.ObservedGeneration, status.Passes = old.LastRunAt, old.ObservedGeneration, old.Passes
+		}
 		r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, "GroomingFailed", "Groom", "the grooming sweep could not run: %s", status.Message)
 		log.Info("grooming sweep could not run", "catalog", req.NamespacedName, "error", err.Error())
 	} else {
@@ -129,8 +141,11 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if perr := r.Client.Status().Patch(ctx, kc, client.MergeFrom(before)); perr != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(perr)
 	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	return ctrl.Result{RequeueAfter: next}, nil
 }
+
+// groomRetry is how soon a sweep that could not run is tried again.
+const groomRetry = 10 * time.Minute
 
 // between runs only the reinvestigate pass, a human's label being a
 // request that should not wait hours for the next sweep, and returns when

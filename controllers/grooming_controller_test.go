@@ -255,3 +255,33 @@ func TestGroomingPollsReinvestigateBetweenSweeps(t *testing.T) {
 	g.Expect(kc.Status.Grooming.LastRunAt.Time).To(Equal(last), "polls are not sweeps")
 	g.Expect(rec.Events).To(HaveLen(2), "one Event per action: the start and the result")
 }
+
+func TestGroomingThatCannotRunRetriesSooner(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	fake := forgetest.New(t)
+	fake.UseToken("ghp_retry_token")
+	kc := groomingCatalog(ns, fake.URL(), &runlorev1.GroomingSpec{})
+	g.Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	at := time.Now()
+	r := &GroomingReconciler{Client: k8sClient, APIReader: k8sClient, Recorder: events.NewFakeRecorder(10), Now: func() time.Time { return at }}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(kc)}
+
+	res, err := r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(10 * time.Minute))
+	g.Expect(k8sClient.Get(ctx, req.NamespacedName, kc)).To(Succeed())
+	g.Expect(kc.Status.Grooming.Message).To(ContainSubstring(`spec.forge.secretRef: Secret "forge" not found`))
+	g.Expect(kc.Status.Grooming.LastRunAt).To(BeNil(), "nothing ran")
+
+	g.Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Data: map[string][]byte{"token": []byte("ghp_retry_token")}})).To(Succeed())
+	at = at.Add(11 * time.Minute)
+	res, err = r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(6 * time.Hour))
+	g.Expect(k8sClient.Get(ctx, req.NamespacedName, kc)).To(Succeed())
+	g.Expect(kc.Status.Grooming.Message).To(BeEmpty())
+	g.Expect(kc.Status.Grooming.LastRunAt.Time).To(BeTemporally("~", at, time.Second))
+}

@@ -100,6 +100,21 @@ func Run(ctx context.Context, kc *runlorev1.KnowledgeCatalog, o Options) (Report
 		}
 		fg = c
 	}
+	if len(o.Only) == 1 && o.Only[0] == PassReinvestigate {
+		// A poll between sweeps: read the cluster only when a pull request
+		// asks for (or awaits) a re-investigation.
+		pulls, err := fg.Pulls(ctx)
+		if err != nil {
+			return Report{}, cfg, err
+		}
+		asked := false
+		for _, pr := range pulls {
+			asked = asked || (pr.State == forge.StateOpen && (pr.HasLabel(forge.LabelReinvestigate) || pr.HasLabel(forge.LabelInvestigating)))
+		}
+		if !asked {
+			return Report{DryRun: cfg.DryRun, StartedAt: now()}, cfg, nil
+		}
+	}
 	in, err := Load(ctx, rd, kc, o.OperatorNamespace)
 	if err != nil {
 		return Report{}, cfg, err
