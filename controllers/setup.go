@@ -143,6 +143,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := setupDrafts(mgr, opts); err != nil {
 		return err
 	}
+	if err := setupGrooming(mgr, opts); err != nil {
+		return err
+	}
 	return (&InvestigationReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -38,6 +38,7 @@ Usage:
   lore catalog validate   check a catalog's OKF entries
   lore catalog search     search a catalog as recall and kb_search do
   lore kb export          write draft KnowledgeEntries out as OKF files
+  lore groom              run one grooming sweep of a KnowledgeCatalog
   lore eval recall        score instant recall on a catalog and a set of cases
   lore eval investigate   score investigations on recorded scenarios
   lore audit verify       check the action audit log's hash chain
@@ -64,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runWhatChanged(args[1:], stdout, stderr)
 	case "kb":
 		return runKB(args[1:], stdout, stderr)
+	case "groom":
+		return runGroom(args[1:], stdout, stderr)
 	case "eval":
 		return runEval(args[1:], stdout, stderr)
 	case "audit":

@@ -192,7 +192,8 @@ var hexFingerprint = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // fingerprint, it comments there (coalesce); when one was merged or closed
 // unmerged, it returns ErrMerged or ErrSuppressed (wrapped, naming the pull
 // request); otherwise it commits the entry on a fresh branch through the
-// git data API and opens a labelled pull request. Running it again after a
+// git data API and opens a pull request labelled runlore, runlore/proposed
+// and triggered (the first step of its lifecycle). Running it again after a
 // crash at any point opens no second pull request.
 func (c *Client) OpenDraft(ctx context.Context, d Draft) (Result, error) {
 	switch {
@@ -227,7 +228,7 @@ func (c *Client) OpenDraft(ctx context.Context, d Draft) (Result, error) {
 	}
 
 	branch := BranchPrefix + d.Fingerprint[:12]
-	if err := c.commit(ctx, branch, d); err != nil {
+	if err := c.commitFile(ctx, branch, d.Path, d.Content, "Draft knowledge entry: "+d.Title+"\n\nrunlore:fingerprint="+d.Fingerprint); err != nil {
 		return Result{}, err
 	}
 	pr, _, err := c.gh.PullRequests.Create(ctx, c.owner, c.repo, &github.NewPullRequest{
@@ -237,15 +238,15 @@ func (c *Client) OpenDraft(ctx context.Context, d Draft) (Result, error) {
 		return Result{}, fmt.Errorf("open the pull request from %s: %w", branch, scrub(err))
 	}
 	res := Result{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Branch: branch}
-	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, res.Number, []string{LabelProvenance, LabelProposed}); err != nil {
+	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, res.Number, []string{LabelProvenance, LabelProposed, LabelTriggered}); err != nil {
 		return res, fmt.Errorf("label pull request #%d: %w", res.Number, scrub(err))
 	}
 	return res, nil
 }
 
-// commit writes the entry as one commit on branch, parented on the base
+// commitFile writes one file as one commit on branch, parented on the base
 // branch's head, with no local clone.
-func (c *Client) commit(ctx context.Context, branch string, d Draft) error {
+func (c *Client) commitFile(ctx context.Context, branch, path string, content []byte, message string) error {
 	baseRef, _, err := c.gh.Git.GetRef(ctx, c.owner, c.repo, "heads/"+c.base)
 	if err != nil {
 		return fmt.Errorf("read base branch %s: %w", c.base, scrub(err))
@@ -256,19 +257,19 @@ func (c *Client) commit(ctx context.Context, branch string, d Draft) error {
 		return fmt.Errorf("read base commit %s: %w", parentSHA, scrub(err))
 	}
 	blob, _, err := c.gh.Git.CreateBlob(ctx, c.owner, c.repo, &github.Blob{
-		Content: github.String(string(d.Content)), Encoding: github.String("utf-8"),
+		Content: github.String(string(content)), Encoding: github.String("utf-8"),
 	})
 	if err != nil {
-		return fmt.Errorf("create blob for %s: %w", d.Path, scrub(err))
+		return fmt.Errorf("create blob for %s: %w", path, scrub(err))
 	}
 	tree, _, err := c.gh.Git.CreateTree(ctx, c.owner, c.repo, parent.GetTree().GetSHA(), []*github.TreeEntry{{
-		Path: github.String(d.Path), Mode: github.String("100644"), Type: github.String("blob"), SHA: blob.SHA,
+		Path: github.String(path), Mode: github.String("100644"), Type: github.String("blob"), SHA: blob.SHA,
 	}})
 	if err != nil {
 		return fmt.Errorf("create tree: %w", scrub(err))
 	}
 	commit, _, err := c.gh.Git.CreateCommit(ctx, c.owner, c.repo, &github.Commit{
-		Message: github.String("Draft knowledge entry: " + d.Title + "\n\nrunlore:fingerprint=" + d.Fingerprint),
+		Message: github.String(message),
 		Tree:    &github.Tree{SHA: tree.SHA},
 		Parents: []*github.Commit{{SHA: github.String(parentSHA)}},
 	}, nil)
@@ -298,8 +299,8 @@ func (c *Client) find(ctx context.Context, fingerprint string) (*github.PullRequ
 		if fingerprintOf(pr.GetBody()) != fingerprint {
 			return true
 		}
-		if stateOf(pr) == StateClosedUnmerged && hasLabel(pr, LabelNeedsWork) {
-			return true // revise-and-resubmit: draft it afresh
+		if stateOf(pr) == StateClosedUnmerged && (hasLabel(pr, LabelNeedsWork) || hasLabel(pr, LabelGroomed)) {
+			return true // revise-and-resubmit, or RunLore's own close: draft it afresh
 		}
 		if pr.GetState() == "open" {
 			found = pr
@@ -366,7 +367,8 @@ func (c *Client) Status(ctx context.Context, number int) (State, error) {
 // without merging to their URLs: a deliberate "not knowledge-worthy" that
 // is never re-drafted. It is derived from the forge every time, so there is
 // no store to drift. A close labelled needs-work is a revise-and-resubmit
-// and is not suppressed; a fingerprint that also has an open or merged pull
+// and is not suppressed, nor is a close the grooming sweep made itself
+// (labelled runlore/groomed); a fingerprint that also has an open or merged pull
 // request is not suppressed either.
 func (c *Client) Suppressed(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
@@ -380,7 +382,7 @@ func (c *Client) Suppressed(ctx context.Context) (map[string]string, error) {
 			live[fp] = true
 			return true
 		}
-		if hasLabel(pr, LabelNeedsWork) {
+		if hasLabel(pr, LabelNeedsWork) || hasLabel(pr, LabelGroomed) {
 			return true
 		}
 		if _, seen := out[fp]; !seen {

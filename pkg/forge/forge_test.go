@@ -136,7 +136,7 @@ func TestOpenDraftOpensOncePerFingerprintAndCoalesces(t *testing.T) {
 	_, parents := fake.Head(res.Branch)
 	mainHead, _ := fake.Head("main")
 	g.Expect(parents).To(ConsistOf(mainHead))
-	g.Expect(pr.Labels).To(ConsistOf(LabelProvenance, LabelProposed))
+	g.Expect(pr.Labels).To(ConsistOf(LabelProvenance, LabelProposed, LabelTriggered))
 	g.Expect(pr.Base).To(Equal("main"))
 	g.Expect(pr.Body).To(ContainSubstring(curator.FingerprintMarker(d.Fingerprint)))
 

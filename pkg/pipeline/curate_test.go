@@ -156,7 +156,7 @@ func TestCurateOpensOnePullRequestAcrossARestart(t *testing.T) {
 	pulls := w.github.Pulls()
 	g.Expect(pulls).To(HaveLen(1))
 	g.Expect(pulls[0].Title).To(Equal("KB: " + drafts[0].Spec.Title))
-	g.Expect(pulls[0].Labels).To(ConsistOf(forge.LabelProvenance, forge.LabelProposed))
+	g.Expect(pulls[0].Labels).To(ConsistOf(forge.LabelProvenance, forge.LabelProposed, forge.LabelTriggered))
 	g.Expect(pulls[0].Body).To(ContainSubstring(curator.FingerprintMarker(dec.Fingerprint)))
 	g.Expect(pulls[0].Body).To(ContainSubstring("#### Related knowledge"))
 	g.Expect(pulls[0].Body).To(ContainSubstring("runbooks:incidents/payments-api-oom-2025.md"))

@@ -65,8 +65,23 @@ type Server struct {
 	trees       map[string]map[string]string // tree sha → path → blob sha
 	blobs       map[string]string
 	pulls       []*Pull
+	issues      []*Issue
+	next        int
 	comments    map[int][]string
 	calls       map[string]int
+	failures    map[string]int
+}
+
+// Issue is an issue as the server holds it. Issues and pull requests share
+// one number sequence, as on GitHub.
+type Issue struct {
+	Number      int
+	Title, Body string
+	State       string
+	Labels      []string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ClosedAt    *time.Time
 }
 
 type commit struct {
@@ -83,12 +98,16 @@ type Pull struct {
 	MergedAt          *time.Time
 	Labels            []string
 	CreatedAt         time.Time
+	// UpdatedAt moves with every comment, label and state change; zero
+	// means CreatedAt.
+	UpdatedAt time.Time
+	ClosedAt  *time.Time
 }
 
 func New(t testing.TB) *Server {
 	f := &Server{t: t, owner: "acme", repo: "runbooks", tokenTTL: time.Hour, now: time.Now,
 		tokens: map[string]time.Time{}, refs: map[string]string{}, commits: map[string]commit{},
-		trees: map[string]map[string]string{}, blobs: map[string]string{}, comments: map[int][]string{}, calls: map[string]int{}}
+		trees: map[string]map[string]string{}, blobs: map[string]string{}, comments: map[int][]string{}, calls: map[string]int{}, failures: map[string]int{}}
 	// The base branch: one commit with one entry.
 	blob := f.putBlob("---\ntype: Concept\n---\nseed\n")
 	tree := f.putTree(map[string]string{"concepts/seed.md": blob})
@@ -108,8 +127,14 @@ func New(t testing.TB) *Server {
 	f.handle(mux, "GET "+repo+"/pulls", f.listPulls)
 	f.handle(mux, "POST "+repo+"/pulls", f.createPull)
 	f.handle(mux, "GET "+repo+"/pulls/{n}", f.getPull)
+	f.handle(mux, "PATCH "+repo+"/pulls/{n}", f.editPull)
+	f.handle(mux, "GET "+repo+"/issues", f.listIssues)
+	f.handle(mux, "POST "+repo+"/issues", f.createIssue)
+	f.handle(mux, "GET "+repo+"/issues/{n}/comments", f.listComments)
 	f.handle(mux, "POST "+repo+"/issues/{n}/comments", f.createComment)
 	f.handle(mux, "POST "+repo+"/issues/{n}/labels", f.addLabels)
+	f.handle(mux, "DELETE "+repo+"/issues/{n}/labels/{name}", f.removeLabel)
+	f.handle(mux, "GET "+repo+"/contents/{path...}", f.getContents)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("unexpected request %s %s", r.Method, r.URL.Path)
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
@@ -141,6 +166,14 @@ func (f *Server) UseApp(key *rsa.PublicKey, appID, installationID int64, ttl tim
 	if now != nil {
 		f.now = now
 	}
+}
+
+// SetClock sets the server's clock (created, updated and closed times,
+// token expiry).
+func (f *Server) SetClock(now func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = now
 }
 
 // Pulls is a snapshot of every pull request, oldest first.
@@ -192,11 +225,142 @@ func (f *Server) SetBranch(branch, from string) {
 func (f *Server) AddPull(p Pull) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p.Number = len(f.pulls) + 1
+	f.next++
+	p.Number = f.next
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = f.now()
 	}
+	if p.UpdatedAt.IsZero() {
+		p.UpdatedAt = p.CreatedAt
+	}
 	f.pulls = append(f.pulls, &p)
+}
+
+// AddPullNumber is AddPull returning the assigned number.
+func (f *Server) AddPullNumber(p Pull) int {
+	f.AddPull(p)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.next
+}
+
+// AddIssue adds an issue as if someone had opened it; its number is
+// returned.
+func (f *Server) AddIssue(i Issue) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	i.Number = f.next
+	if i.State == "" {
+		i.State = "open"
+	}
+	if i.CreatedAt.IsZero() {
+		i.CreatedAt = f.now()
+	}
+	if i.UpdatedAt.IsZero() {
+		i.UpdatedAt = i.CreatedAt
+	}
+	f.issues = append(f.issues, &i)
+	return i.Number
+}
+
+// Issues is a snapshot of every issue (not pull request), oldest first.
+func (f *Server) Issues() []Issue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Issue, 0, len(f.issues))
+	for _, i := range f.issues {
+		c := *i
+		c.Labels = append([]string(nil), i.Labels...)
+		out = append(out, c)
+	}
+	return out
+}
+
+// CloseIssue is a human closing issue n.
+func (f *Server) CloseIssue(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, i := range f.issues {
+		if i.Number == n {
+			at := f.now()
+			i.State, i.ClosedAt, i.UpdatedAt = "closed", &at, at
+		}
+	}
+}
+
+// Label is a human adding labels to pull request or issue n.
+func (f *Server) Label(n int, labels ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.pullNumber(n); p != nil {
+		for _, l := range labels {
+			if !contains(p.Labels, l) {
+				p.Labels = append(p.Labels, l)
+			}
+		}
+		p.UpdatedAt = f.now()
+	}
+}
+
+// SetBody is a human editing pull request n's description.
+func (f *Server) SetBody(n int, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.pullNumber(n); p != nil {
+		p.Body, p.UpdatedAt = body, f.now()
+	}
+}
+
+// AddComment is a human commenting on pull request or issue n.
+func (f *Server) AddComment(n int, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.comments[n] = append(f.comments[n], body)
+}
+
+// PutFile commits content at path on branch, as a human pushing.
+func (f *Server) PutFile(branch, path, content string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	head := f.refs["heads/"+branch]
+	entries := map[string]string{}
+	for p, s := range f.trees[f.commits[head].Tree] {
+		entries[p] = s
+	}
+	entries[path] = f.putBlob(content)
+	var parents []string
+	if head != "" {
+		parents = []string{head}
+	}
+	f.refs["heads/"+branch] = f.putCommit(commit{Tree: f.putTree(entries), Parents: parents, Message: "put " + path})
+}
+
+// Fail makes the next times requests on the route pattern (exactly as
+// registered, e.g. "PATCH /api/v3/repos/{owner}/{repo}/pulls/{n}") answer
+// 502, as a flaky forge does.
+func (f *Server) Fail(pattern string, times int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failures[pattern] += times
+}
+
+func (f *Server) pullNumber(n int) *Pull {
+	for _, p := range f.pulls {
+		if p.Number == n {
+			return p
+		}
+	}
+	return nil
+}
+
+func (f *Server) issueNumber(n int) *Issue {
+	for _, i := range f.issues {
+		if i.Number == n {
+			return i
+		}
+	}
+	return nil
 }
 
 // CommentCount counts comments on every pull request.
@@ -216,6 +380,11 @@ func (f *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) 
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.calls[pattern]++
+		if f.failures[pattern] > 0 {
+			f.failures[pattern]--
+			writeJSON(w, http.StatusBadGateway, map[string]string{"message": "Server Error"})
+			return
+		}
 		if r.PathValue("owner") != f.owner || r.PathValue("repo") != f.repo {
 			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 			return
@@ -489,6 +658,12 @@ func (f *Server) pullJSON(p *Pull) map[string]any {
 		"base":       map[string]string{"ref": p.Base},
 		"labels":     labels,
 		"created_at": p.CreatedAt.Format(time.RFC3339),
+		"updated_at": updatedAt(p.UpdatedAt, p.CreatedAt).Format(time.RFC3339),
+		"closed_at":  nil,
+		"merged_at":  nil,
+	}
+	if p.ClosedAt != nil {
+		m["closed_at"] = p.ClosedAt.Format(time.RFC3339)
 	}
 	if p.MergedAt != nil {
 		m["merged_at"] = p.MergedAt.Format(time.RFC3339)
@@ -548,17 +723,35 @@ func (f *Server) createPull(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := &Pull{Number: len(f.pulls) + 1, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base, State: "open", CreatedAt: f.now()}
+	f.next++
+	p := &Pull{Number: f.next, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base, State: "open", CreatedAt: f.now(), UpdatedAt: f.now()}
 	f.pulls = append(f.pulls, p)
 	writeJSON(w, http.StatusCreated, f.pullJSON(p))
 }
 
 func (f *Server) pull(r *http.Request) *Pull {
 	n, _ := strconv.Atoi(r.PathValue("n"))
-	if n < 1 || n > len(f.pulls) {
-		return nil
+	return f.pullNumber(n)
+}
+
+// touch records activity on issue or pull request n.
+func (f *Server) touch(n int) bool {
+	if p := f.pullNumber(n); p != nil {
+		p.UpdatedAt = f.now()
+		return true
 	}
-	return f.pulls[n-1]
+	if i := f.issueNumber(n); i != nil {
+		i.UpdatedAt = f.now()
+		return true
+	}
+	return false
+}
+
+func updatedAt(u, c time.Time) time.Time {
+	if u.IsZero() {
+		return c
+	}
+	return u
 }
 
 func (f *Server) getPull(w http.ResponseWriter, r *http.Request) {
@@ -573,33 +766,261 @@ func (f *Server) getPull(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
-	p := f.pull(r)
+	n, _ := strconv.Atoi(r.PathValue("n"))
 	var req struct{ Body string }
-	if p == nil || readJSON(r, &req) != nil || req.Body == "" {
+	if readJSON(r, &req) != nil || req.Body == "" {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
 		return
 	}
-	f.comments[p.Number] = append(f.comments[p.Number], req.Body)
-	writeJSON(w, http.StatusCreated, map[string]any{"id": len(f.comments[p.Number]), "body": req.Body})
+	if !f.touch(n) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	f.comments[n] = append(f.comments[n], req.Body)
+	writeJSON(w, http.StatusCreated, map[string]any{"id": n*1000 + len(f.comments[n]), "body": req.Body,
+		"created_at": f.now().Format(time.RFC3339)})
+}
+
+func (f *Server) listComments(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	if f.pullNumber(n) == nil && f.issueNumber(n) == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	all := f.comments[n]
+	out := []map[string]any{}
+	for i, c := range all {
+		out = append(out, map[string]any{"id": n*1000 + i + 1, "body": c})
+	}
+	f.paginate(w, r, out)
+}
+
+// paginate writes one page of items with GitHub's Link header.
+func (f *Server) paginate(w http.ResponseWriter, r *http.Request, items []map[string]any) {
+	q := r.URL.Query()
+	perPage, _ := strconv.Atoi(q.Get("per_page"))
+	if perPage <= 0 || perPage > 100 {
+		perPage = 30
+	}
+	page, _ := strconv.Atoi(q.Get("page"))
+	if page <= 0 {
+		page = 1
+	}
+	start := (page - 1) * perPage
+	out := []map[string]any{}
+	for i := start; i < len(items) && i < start+perPage; i++ {
+		out = append(out, items[i])
+	}
+	if start+perPage < len(items) {
+		next := *r.URL
+		nq := next.Query()
+		nq.Set("page", strconv.Itoa(page+1))
+		next.RawQuery = nq.Encode()
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, f.srv.URL, next.RequestURI()))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *Server) labelsOf(n int) *[]string {
+	if p := f.pullNumber(n); p != nil {
+		return &p.Labels
+	}
+	if i := f.issueNumber(n); i != nil {
+		return &i.Labels
+	}
+	return nil
+}
+
+func labelJSON(labels []string) []map[string]string {
+	out := []map[string]string{}
+	for _, l := range labels {
+		out = append(out, map[string]string{"name": l})
+	}
+	return out
 }
 
 func (f *Server) addLabels(w http.ResponseWriter, r *http.Request) {
-	p := f.pull(r)
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	have := f.labelsOf(n)
 	var labels []string
-	if p == nil || readJSON(r, &labels) != nil {
+	if have == nil || readJSON(r, &labels) != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
 		return
 	}
 	for _, l := range labels {
-		if !contains(p.Labels, l) {
-			p.Labels = append(p.Labels, l)
+		if !contains(*have, l) {
+			*have = append(*have, l)
 		}
 	}
-	out := []map[string]string{}
-	for _, l := range p.Labels {
-		out = append(out, map[string]string{"name": l})
+	f.touch(n)
+	writeJSON(w, http.StatusOK, labelJSON(*have))
+}
+
+func (f *Server) removeLabel(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	have := f.labelsOf(n)
+	name := r.PathValue("name")
+	if have == nil || !contains(*have, name) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Label does not exist"})
+		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	kept := []string{}
+	for _, l := range *have {
+		if l != name {
+			kept = append(kept, l)
+		}
+	}
+	*have = kept
+	f.touch(n)
+	writeJSON(w, http.StatusOK, labelJSON(kept))
+}
+
+func (f *Server) editPull(w http.ResponseWriter, r *http.Request) {
+	p := f.pull(r)
+	var req struct {
+		State *string
+		Title *string
+		Body  *string
+	}
+	if p == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	if readJSON(r, &req) != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Problems parsing JSON"})
+		return
+	}
+	if req.State != nil {
+		switch *req.State {
+		case "closed":
+			if p.State == "open" {
+				at := f.now()
+				p.State, p.ClosedAt = "closed", &at
+			}
+		case "open":
+			if p.MergedAt != nil {
+				writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed: state cannot be changed. The pull request has been merged."})
+				return
+			}
+			p.State, p.ClosedAt = "open", nil
+		default:
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed: state"})
+			return
+		}
+	}
+	if req.Title != nil {
+		p.Title = *req.Title
+	}
+	if req.Body != nil {
+		p.Body = *req.Body
+	}
+	p.UpdatedAt = f.now()
+	m := f.pullJSON(p)
+	m["merged"] = p.MergedAt != nil
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (f *Server) issueJSON(i *Issue) map[string]any {
+	m := map[string]any{
+		"number": i.Number, "title": i.Title, "body": i.Body, "state": i.State,
+		"html_url":   fmt.Sprintf("%s/%s/%s/issues/%d", f.srv.URL, f.owner, f.repo, i.Number),
+		"labels":     labelJSON(i.Labels),
+		"created_at": i.CreatedAt.Format(time.RFC3339),
+		"updated_at": updatedAt(i.UpdatedAt, i.CreatedAt).Format(time.RFC3339),
+		"closed_at":  nil,
+	}
+	if i.ClosedAt != nil {
+		m["closed_at"] = i.ClosedAt.Format(time.RFC3339)
+	}
+	return m
+}
+
+// listIssues lists issues and, as GitHub does, pull requests too (with a
+// pull_request key), newest first, filtered by state and by labels (all
+// of them must be present).
+func (f *Server) listIssues(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	var want []string
+	if l := q.Get("labels"); l != "" {
+		want = strings.Split(l, ",")
+	}
+	has := func(labels []string) bool {
+		for _, l := range want {
+			if !contains(labels, l) {
+				return false
+			}
+		}
+		return true
+	}
+	type row struct {
+		n int
+		m map[string]any
+	}
+	var rows []row
+	for _, i := range f.issues {
+		if (state == "all" || i.State == state) && has(i.Labels) {
+			rows = append(rows, row{i.Number, f.issueJSON(i)})
+		}
+	}
+	for _, p := range f.pulls {
+		if (state == "all" || p.State == state) && has(p.Labels) {
+			m := f.pullJSON(p)
+			delete(m, "head")
+			delete(m, "base")
+			delete(m, "merged_at")
+			m["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/api/v3/repos/%s/%s/pulls/%d", f.srv.URL, f.owner, f.repo, p.Number)}
+			rows = append(rows, row{p.Number, m})
+		}
+	}
+	sort.Slice(rows, func(a, b int) bool { return rows[a].n > rows[b].n })
+	items := make([]map[string]any, 0, len(rows))
+	for _, rw := range rows {
+		items = append(items, rw.m)
+	}
+	f.paginate(w, r, items)
+}
+
+func (f *Server) createIssue(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Title, Body string
+		Labels      []string
+	}
+	if readJSON(r, &req) != nil || strings.TrimSpace(req.Title) == "" {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed: title"})
+		return
+	}
+	f.next++
+	i := &Issue{Number: f.next, Title: req.Title, Body: req.Body, State: "open", Labels: req.Labels, CreatedAt: f.now(), UpdatedAt: f.now()}
+	f.issues = append(f.issues, i)
+	writeJSON(w, http.StatusCreated, f.issueJSON(i))
+}
+
+// getContents serves a file's contents at ref (the default branch when
+// unset), base64-encoded as GitHub does.
+func (f *Server) getContents(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("ref")
+	if ref == "" {
+		ref = "main"
+	}
+	path := r.PathValue("path")
+	c, ok := f.commits[f.refs["heads/"+ref]]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No commit found for the ref " + ref})
+		return
+	}
+	sha, ok := f.trees[c.Tree][path]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	content := f.blobs[sha]
+	name := path[strings.LastIndex(path, "/")+1:]
+	writeJSON(w, http.StatusOK, map[string]any{"type": "file", "encoding": "base64", "size": len(content),
+		"name": name, "path": path, "sha": sha, "content": base64.StdEncoding.EncodeToString([]byte(content))})
 }
 
 func contains(list []string, s string) bool {
@@ -616,9 +1037,9 @@ func contains(list []string, s string) bool {
 func (f *Server) Merge(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := f.pulls[n-1]
+	p := f.pullNumber(n)
 	at := f.now()
-	p.State, p.MergedAt = "closed", &at
+	p.State, p.MergedAt, p.ClosedAt, p.UpdatedAt = "closed", &at, &at, at
 	f.refs["heads/"+p.Base] = f.refs["heads/"+p.Head]
 }
 
@@ -626,8 +1047,9 @@ func (f *Server) Merge(n int) {
 func (f *Server) CloseUnmerged(n int, labels ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := f.pulls[n-1]
-	p.State = "closed"
+	p := f.pullNumber(n)
+	at := f.now()
+	p.State, p.ClosedAt, p.UpdatedAt = "closed", &at, at
 	p.Labels = append(p.Labels, labels...)
 }
 
