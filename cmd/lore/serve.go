@@ -53,6 +53,7 @@ import (
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/pipeline"
+	"github.com/runlore/runlore/pkg/recall"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
 	"github.com/runlore/runlore/pkg/whatchanged"
@@ -104,6 +105,7 @@ type serveConfig struct {
 	ModelProvider               string          `json:"modelProvider,omitempty"`
 	ModelName                   string          `json:"modelName,omitempty"`
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
+	VerifyModelName             string          `json:"verifyModelName,omitempty"`
 	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
 	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
 	ReadTimeout                 metav1.Duration `json:"readTimeout,omitempty"`
@@ -142,6 +144,7 @@ func defaultServeConfig() serveConfig {
 		ModelProvider:               os.Getenv("RUNLORE_MODEL_PROVIDER"),
 		ModelName:                   os.Getenv("RUNLORE_MODEL_NAME"),
 		ModelEndpoint:               os.Getenv("RUNLORE_MODEL_ENDPOINT"),
+		VerifyModelName:             os.Getenv("RUNLORE_VERIFY_MODEL_NAME"),
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 		ReadTimeout:                 metav1.Duration{Duration: kuberead.DefaultTimeout},
 		ReconcileTimeout:            metav1.Duration{Duration: defaultReconcileTimeout},
@@ -207,10 +210,11 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
 	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
+	fs.StringVar(&cfg.VerifyModelName, "verify-model-name", cfg.VerifyModelName, "a cheaper, faster model of the same provider for the verify pass and the recall reranker (a RecallPolicy's spec.rerank); empty asks --model-name")
 	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
 	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
 	fs.DurationVar(&cfg.ReadTimeout.Duration, "read-timeout", cfg.ReadTimeout.Duration, "deadline of each Kubernetes API read an investigation makes; a read past it is reported as an unavailable source")
-	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; investigate and verify get "+phase.ModelBudgets.String()+" with a model)")
+	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; with a model "+phase.ModelBudgets.With(rerankBudgets).String()+")")
 	fs.DurationVar(&cfg.ReconcileTimeout.Duration, "reconcile-timeout", cfg.ReconcileTimeout.Duration, "deadline of every other reconcile (catalog syncs, outcomes, incidents)")
 	fs.Func("argocd-repository-secrets", "comma-separated names of Argo CD repository Secrets (in each Application's namespace) that may hold credentials for private repositories; they are read by name, never listed", func(v string) error {
 		cfg.ArgoCDRepositorySecrets = splitList(v)
@@ -295,12 +299,16 @@ func checkLeaderTimings(cfg serveConfig) error {
 	return nil
 }
 
+// rerankBudgets give the recall step room for the reranker's one model
+// call when a model is configured.
+var rerankBudgets = phase.Budgets{runlorev1.StepRecall: time.Minute}
+
 // stepBudgets are the phase step budgets: the defaults, a model's longer
 // Investigate and Verify when one is configured, then --step-budgets.
 func stepBudgets(cfg serveConfig) phase.Budgets {
 	b := phase.DefaultBudgets
 	if cfg.ModelProvider != "" {
-		b = b.With(phase.ModelBudgets)
+		b = b.With(phase.ModelBudgets).With(rerankBudgets)
 	}
 	given, _ := phase.ParseBudgets(cfg.StepBudgets)
 	return b.With(given)
@@ -429,20 +437,25 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	if err != nil {
 		return phase.Steps{}, nil, err
 	}
-	provider, err := modelProvider(cfg)
+	provider, verifier, err := modelProviders(cfg)
 	if err != nil {
 		return phase.Steps{}, nil, err
 	}
-	engine := &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration}
-	if provider != nil {
-		engine.Provider = provider
-	}
-	steps := pipeline.Steps(pipeline.Config{
+	engine := &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration, Provider: provider, VerifyProvider: verifier}
+	pc := pipeline.Config{
 		Client: mgr.GetClient(), Index: index, Changes: finder, Window: cfg.ChangeWindow.Duration,
 		Engine: engine, OperatorNamespace: cfg.Namespace, ReadTimeout: cfg.ReadTimeout.Duration,
-		Forges: &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
-	})
+		Forges:   &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
+		Reranker: recallReranker(cfg, provider, verifier),
+	}
+	steps := pipeline.Steps(pc)
 	return steps, syncer, nil
+}
+
+// rerankTimeout bounds the recall reranker's call so the recall step can
+// still confirm a recall against live state within its budget.
+func rerankTimeout(b phase.Budgets) time.Duration {
+	return min(recall.DefaultRerankTimeout, b.Budget(runlorev1.StepRecall)/2)
 }
 
 // collectorTimeout bounds each what-changed collector so the timeline fits
@@ -450,6 +463,38 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 // more than whatchanged.DefaultCollectorTimeout.
 func collectorTimeout(b phase.Budgets) time.Duration {
 	return min(whatchanged.DefaultCollectorTimeout, b.Budget(runlorev1.StepVerify)*3/4, b.Budget(runlorev1.StepInvestigate)*3/4)
+}
+
+// modelProviders are the investigating model and the verify model: nil
+// and nil for the built-in analyzer; the verify model is nil (the engine
+// then asks the investigating one) unless --verify-model-name names a
+// cheaper model of the same provider.
+func modelProviders(cfg serveConfig) (investigator, verifier model.Provider, err error) {
+	if investigator, err = modelProvider(cfg); err != nil || investigator == nil {
+		return nil, nil, err
+	}
+	if cfg.VerifyModelName == "" {
+		return investigator, nil, nil
+	}
+	vc := cfg
+	vc.ModelName = cfg.VerifyModelName
+	verifier, err = modelProvider(vc)
+	return investigator, verifier, err
+}
+
+// recallReranker is what a RecallPolicy's spec.rerank asks: the verify
+// model when one is set, else the investigating model, in one call bounded
+// inside the recall step's budget; nil without a model, and the recall
+// decision then says the reranker is off.
+func recallReranker(cfg serveConfig, investigator, verifier model.Provider) recall.Reranker {
+	p := verifier
+	if p == nil {
+		p = investigator
+	}
+	if p == nil {
+		return nil
+	}
+	return &recall.ModelReranker{Provider: p, Timeout: rerankTimeout(stepBudgets(cfg))}
 }
 
 // modelProvider is the configured model, or nil for the built-in analyzer.

@@ -69,6 +69,9 @@ type Candidate struct {
 	// about its symptom that the incident says too, leaving out the words
 	// that only name the workload, with no corpus statistic in it.
 	Text, SelfText float64
+	// Excerpt is the entry's description and the start of its body, for
+	// the reranker to read; empty when the searcher has no entry text.
+	Excerpt string
 }
 
 // Recallable reports whether the entry may fire or lead: draft and retired

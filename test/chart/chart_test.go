@@ -302,6 +302,7 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		"--prometheus-url=http://vmselect.monitoring.svc:8481/select/0/prometheus",
 		"--model-provider=openai",
 		"--model-name=qwen2.5-72b-instruct",
+		"--verify-model-name=qwen2.5-7b-instruct",
 		"--model-endpoint=http://vllm.models.svc:8000/v1",
 		"--notify-slack-webhook-file=/etc/runlore/notify/url",
 		"--notify-webhook-url=https://hooks.example.com/runlore",
