@@ -47,6 +47,7 @@ import (
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/embed"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/model"
@@ -106,6 +107,8 @@ type serveConfig struct {
 	ModelName                   string          `json:"modelName,omitempty"`
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
 	VerifyModelName             string          `json:"verifyModelName,omitempty"`
+	EmbeddingEndpoint           string          `json:"embeddingEndpoint,omitempty"`
+	EmbeddingModel              string          `json:"embeddingModel,omitempty"`
 	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
 	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
 	ReadTimeout                 metav1.Duration `json:"readTimeout,omitempty"`
@@ -210,6 +213,8 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
 	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
+	fs.StringVar(&cfg.EmbeddingEndpoint, "embedding-endpoint", cfg.EmbeddingEndpoint, "OpenAI-compatible API root (with /v1) of the embedding model a RecallPolicy's spec.hybrid ranks with; empty uses the built-in hashing embedder. The key is read from RUNLORE_EMBEDDING_API_KEY")
+	fs.StringVar(&cfg.EmbeddingModel, "embedding-model", cfg.EmbeddingModel, "the embedding model --embedding-endpoint serves")
 	fs.StringVar(&cfg.VerifyModelName, "verify-model-name", cfg.VerifyModelName, "a cheaper, faster model of the same provider for the verify pass and the recall reranker (a RecallPolicy's spec.rerank); empty asks --model-name")
 	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
 	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
@@ -278,6 +283,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if cfg.ReadTimeout.Duration <= 0 {
 		return cfg, errors.New("--read-timeout must be positive")
+	}
+	if (cfg.EmbeddingEndpoint == "") != (cfg.EmbeddingModel == "") {
+		return cfg, errors.New("--embedding-endpoint and --embedding-model go together")
 	}
 	if cfg.ReconcileTimeout.Duration <= 0 {
 		return cfg, errors.New("--reconcile-timeout must be positive")
@@ -447,6 +455,7 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 		Engine: engine, OperatorNamespace: cfg.Namespace, ReadTimeout: cfg.ReadTimeout.Duration,
 		Forges:   &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
 		Reranker: recallReranker(cfg, provider, verifier),
+		Vectors:  recallVectors(cfg),
 	}
 	steps := pipeline.Steps(pc)
 	return steps, syncer, nil
@@ -495,6 +504,18 @@ func recallReranker(cfg serveConfig, investigator, verifier model.Provider) reca
 		return nil
 	}
 	return &recall.ModelReranker{Provider: p, Timeout: rerankTimeout(stepBudgets(cfg))}
+}
+
+// recallVectors is the vector index a RecallPolicy's spec.hybrid ranks
+// with: the configured embedding model's, computed off the recall path, or
+// the built-in hashing embedder's. The vectors are recomputed from the
+// indexed entries and live only in memory.
+func recallVectors(cfg serveConfig) *recall.Vectors {
+	if cfg.EmbeddingEndpoint == "" {
+		return recall.NewVectors(embed.Hashing{})
+	}
+	return &recall.Vectors{Background: true, Embedder: &embed.OpenAI{BaseURL: cfg.EmbeddingEndpoint, Name: cfg.EmbeddingModel,
+		APIKey: os.Getenv("RUNLORE_EMBEDDING_API_KEY")}}
 }
 
 // modelProvider is the configured model, or nil for the built-in analyzer.

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -65,4 +65,25 @@ func TestRecallRerankerFollowsTheModelFlags(t *testing.T) {
 	cfg = parse("--model-provider=openai", "--model-endpoint=http://models.local/v1", "--model-name=large", "--step-budgets=recall=10s")
 	inv, ver, _ = modelProviders(cfg)
 	g.Expect(recallReranker(cfg, inv, ver).(*recall.ModelReranker).Timeout).To(Equal(5 * time.Second))
+}
+
+// TestRecallVectorsFollowTheEmbeddingFlags: the hashing embedder unless an
+// embedding endpoint is set, whose vectors are computed off the recall
+// path; an endpoint without a model is refused.
+func TestRecallVectorsFollowTheEmbeddingFlags(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := parseServeFlags(nil, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	v := recallVectors(cfg)
+	g.Expect(v.Model()).To(Equal("hashing-v1/512"))
+	g.Expect(v.Background).To(BeFalse())
+
+	cfg, err = parseServeFlags([]string{"--embedding-endpoint=http://tei.local/v1", "--embedding-model=bge-small"}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	v = recallVectors(cfg)
+	g.Expect(v.Model()).To(Equal("openai/bge-small"))
+	g.Expect(v.Background).To(BeTrue())
+
+	_, err = parseServeFlags([]string{"--embedding-endpoint=http://tei.local/v1"}, nil)
+	g.Expect(err).To(MatchError(ContainSubstring("--embedding-endpoint and --embedding-model go together")))
 }

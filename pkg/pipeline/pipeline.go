@@ -63,6 +63,9 @@ type Config struct {
 	Index *catalog.Index
 	// Engine investigates and verifies. Required.
 	Engine *investigate.Engine
+	// Vectors is the embedding index a RecallPolicy's spec.hybrid ranks
+	// with; nil means hybrid search is unavailable (the decision says so).
+	Vectors *recall.Vectors
 	// Reranker is the recall reranker a RecallPolicy's spec.rerank asks
 	// for; nil means no model is configured, and the margin gate decides
 	// (the decision says so).
@@ -137,7 +140,7 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 	if err != nil {
 		return err
 	}
-	res, err := recall.Recall(ctx, entries.Searcher(recall.CatalogSearcher{Index: c.Index}), c.Reranker, recall.Input{
+	res, err := recall.Recall(ctx, entries.Searcher(recall.SearcherFor(c.Index, policy, c.Vectors)), c.Reranker, recall.Input{
 		Query: recall.Enrich(&inc.Spec), Trust: entries.Trust(), ResolveChannelLive: live,
 		Policy: policy, Now: c.Now(), AutoActions: auto,
 	})

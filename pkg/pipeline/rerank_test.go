@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -32,9 +32,11 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/embed"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/model"
@@ -217,4 +219,16 @@ func TestRecallStepReranks(t *testing.T) {
 	g.Expect(inv.Status.Result).To(BeNil())
 	g.Expect(rerankGate(inv.Status.Recall).Reason).To(Equal("the reranker call failed; falling through to a fresh investigation"))
 	g.Expect(inv.Status.Recall.Leads).To(HaveLen(2))
+
+	// spec.hybrid ranks with the vectors the operator keeps, and says so.
+	var pol runlorev1.RecallPolicy
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rerank"}, &pol)).To(Succeed())
+	pol.Spec.Hybrid, pol.Spec.Rerank = true, false
+	g.Expect(k8s.Update(ctx, &pol)).To(Succeed())
+	inv = &runlorev1.Investigation{}
+	g.Expect(Steps(Config{Client: k8s, Index: ix, Engine: engine, Vectors: recall.NewVectors(embed.Hashing{})}).Recall.Run(ctx, inc, inv)).To(Succeed())
+	first := inv.Status.Recall.Gates[0]
+	g.Expect(first.Gate).To(Equal(recall.GateSearch))
+	g.Expect(first.Passed).To(BeTrue())
+	g.Expect(first.Reason).To(ContainSubstring("hashing-v1/512"))
 }

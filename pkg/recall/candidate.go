@@ -72,6 +72,10 @@ type Candidate struct {
 	// Excerpt is the entry's description and the start of its body, for
 	// the reranker to read; empty when the searcher has no entry text.
 	Excerpt string
+	// Fused is the reciprocal-rank-fusion score of a hybrid search and
+	// Cosine the entry's vector similarity to the incident; both zero for
+	// a lexical search. A fused search ranks by Fused, else by Score.
+	Fused, Cosine float64
 }
 
 // Recallable reports whether the entry may fire or lead: draft and retired
