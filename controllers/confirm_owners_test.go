@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,57 @@ func TestConfirmOwners(t *testing.T) {
 			_, err = rec.Record(ctx, signal(tc.pod))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(*get(g).Spec.Workload).To(Equal(want))
+		})
+	}
+}
+
+// TestConfirmScaleTarget: an alert whose only identity is a
+// HorizontalPodAutoscaler (named unlike what it scales) is about the
+// HPA's scale target; the Incident reconciler reads the HPA live and
+// records the target, and a re-sent alert keeps it. An HPA that is not
+// there leaves the incident naming the HPA.
+func TestConfirmScaleTarget(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "storefront-autoscaler", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 10,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}})).To(Succeed())
+
+	starts := time.Now().Add(-time.Minute).Truncate(time.Second)
+	signal := func(hpa string) receiver.Signal {
+		a := &receiver.Alert{Status: receiver.StatusFiring, Starts: starts, Fingerprint: "fp-" + hpa,
+			Labels: map[string]string{"alertname": "KubeHpaMaxedOut", "severity": "warning", "namespace": ns,
+				"horizontalpodautoscaler": hpa, "job": "kube-state-metrics"}}
+		spec, err := receiver.SpecFromAlert(a, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		return receiver.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
+	}
+	for _, tc := range []struct{ hpa, kind, name string }{
+		{"storefront-autoscaler", "Deployment", "web"},
+		{"missing-autoscaler", "HorizontalPodAutoscaler", "missing-autoscaler"},
+	} {
+		t.Run(tc.hpa, func(t *testing.T) {
+			g := NewWithT(t)
+			out, err := rec.Record(ctx, signal(tc.hpa))
+			g.Expect(err).NotTo(HaveOccurred())
+			want := runlorev1.Workload{Namespace: ns, Kind: tc.kind, Name: tc.name}
+			get := func(g Gomega) *runlorev1.Incident {
+				var inc runlorev1.Incident
+				g.Expect(k8sClient.Get(ctx, out.Key, &inc)).To(Succeed())
+				return &inc
+			}
+			g.Eventually(func(g Gomega) {
+				inc := get(g)
+				g.Expect(inc.Status.Investigation).NotTo(BeEmpty())
+				g.Expect(*inc.Spec.Workload).To(Equal(want))
+				g.Expect(inc.Spec.TriggerKey).To(Equal("KubeHpaMaxedOut/" + ns + "/" + tc.name))
+			}, eventually, 100*time.Millisecond).Should(Succeed())
+			_, err = rec.Record(ctx, signal(tc.hpa))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(*get(g).Spec.Workload).To(Equal(want), "a re-sent alert keeps the resolved target")
 		})
 	}
 }
