@@ -196,7 +196,7 @@ func TestRecallStepReranks(t *testing.T) {
 	g.Expect(d.Path).To(Equal("incidents/orders-api-oom.md"))
 	rg := rerankGate(d)
 	g.Expect(rg.Passed).To(BeTrue())
-	g.Expect(rg.Reason).To(ContainSubstring("at 0.88 of 2 offered (threshold 0.75)"), "the RecallPolicy's threshold applies")
+	g.Expect(rg.Reason).To(ContainSubstring("at 0.88 of 2 offered (threshold 0.75); asked openai/scripted-verify"), "the RecallPolicy's threshold applies")
 	for _, gr := range d.Gates {
 		g.Expect(gr.Gate).NotTo(Equal(recall.GateMargin), "the reranker replaces the margin gate")
 	}

@@ -176,7 +176,7 @@ func TestModelRerankerOpenAIWire(t *testing.T) {
 	res := Gate(context.Background(), rerankInput(), rr)
 	g.Expect(res.Fired).NotTo(BeNil(), "%+v", res.Decision.Gates)
 	g.Expect(res.Fired.Path).To(Equal("oom.md"))
-	g.Expect(gateByName(res.Decision, GateRerank)[0].Reason).To(ContainSubstring("chose c:oom.md at 0.86 of 3 offered (threshold 0.70)"))
+	g.Expect(gateByName(res.Decision, GateRerank)[0].Reason).To(ContainSubstring("chose c:oom.md at 0.86 of 3 offered (threshold 0.70); asked openai/small-verify"))
 	g.Expect(gateByName(res.Decision, GateMargin)).To(BeEmpty())
 	g.Expect(res.Confidence).To(BeNumerically(">", 0))
 
