@@ -28,12 +28,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/trigger"
+	"github.com/runlore/runlore/test/testenv"
 )
 
 // TestConfirmOwners: an alert that names only its pod is recorded with the
@@ -162,4 +164,42 @@ func TestConfirmScaleTarget(t *testing.T) {
 			g.Expect(*get(g).Spec.Workload).To(Equal(want), "a re-sent alert keeps the resolved target")
 		})
 	}
+}
+
+// TestConfirmScaleTargetRefused: an identity that may not read the HPA
+// leaves the incident naming the HPA, without an error or a write; one
+// that may resolves it.
+func TestConfirmScaleTargetRefused(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "shop-hpa", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 4,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "shop"}}})).To(Succeed())
+	hpa := runlorev1.Workload{Namespace: ns, Kind: "HorizontalPodAutoscaler", Name: "shop-hpa"}
+	inc := &runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Name: "hpa-maxed", Namespace: ns}, Spec: runlorev1.IncidentSpec{
+		Fingerprint: "fp-hpa", Source: runlorev1.SourceAlertmanager, AlertName: "KubeHpaMaxedOut", Title: "HPA maxed out",
+		Workload: hpa.DeepCopy(), Labels: map[string]string{"horizontalpodautoscaler": "shop-hpa", "namespace": ns}}}
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+
+	nobody := rest.CopyConfig(cfg)
+	nobody.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":no-hpa-reader"}
+	refused, err := client.New(nobody, client.Options{Scheme: testenv.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	r := &IncidentReconciler{Client: k8sClient, APIReader: refused}
+	changed, err := r.confirmWorkload(ctx, inc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(*inc.Spec.Workload).To(Equal(hpa))
+	var stored runlorev1.Incident
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(inc), &stored)).To(Succeed())
+	g.Expect(*stored.Spec.Workload).To(Equal(hpa), "nothing was written")
+
+	r.APIReader = k8sClient
+	changed, err = r.confirmWorkload(ctx, &stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(inc), &stored)).To(Succeed())
+	g.Expect(*stored.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "shop"}))
+	g.Expect(stored.Annotations[receiver.WorkloadConfirmedAnnotation]).To(Equal("HorizontalPodAutoscaler/shop-hpa"))
 }
