@@ -171,8 +171,11 @@ func (h *HybridSearcher) Search(ctx context.Context, text string, k int) ([]Cand
 	vhits, err := h.vectorSearch(ctx, text, wide)
 	if err != nil {
 		why := "could not be computed"
-		if errors.Is(err, errVectorsPending) {
+		switch {
+		case errors.Is(err, errVectorsPending):
 			why = "are still being computed for the catalog's latest revision"
+		case errors.Is(err, embed.ErrModelMismatch):
+			why = "were refused: the index holds vectors of another embedding model"
 		}
 		h.note = gate(GateSearch, false, fmt.Sprintf("hybrid search asked, but the %s vectors %s: ranked by BM25 alone", model, why))
 		return lexical[:min(k, len(lexical))], nil

@@ -134,6 +134,16 @@ func TestHybridSearchFallsBackToBM25(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Decision.Gates[0].Reason).To(ContainSubstring("no embedder is configured"))
 
+	// Vectors of one model are never compared with a query of another.
+	v := NewVectors(embed.Hashing{})
+	g.Expect(v.Refresh(ctx, ix)).To(Succeed())
+	v.Embedder = embed.Hashing{Dim: 64}
+	mixed := &HybridSearcher{Index: ix, Vectors: v}
+	_, err = mixed.Search(ctx, "api OOMKilled", 5)
+	g.Expect(err).NotTo(HaveOccurred())
+	note, _ = mixed.SearchNote()
+	g.Expect(note.Reason).To(ContainSubstring("vectors of another embedding model"))
+
 	p.Hybrid = false
 	g.Expect(SearcherFor(ix, p, NewVectors(embed.Hashing{}))).To(BeAssignableToTypeOf(CatalogSearcher{}), "off unless asked for")
 }

@@ -156,9 +156,11 @@ func parseRerank(resp model.Response, offered []Candidate) (string, float64, err
 		}
 		return decodeRerank(call.Arguments, offered)
 	}
-	// Some OpenAI-compatible servers answer a forced single tool as text.
-	if t := strings.TrimSpace(resp.Message.Content); strings.HasPrefix(t, "{") {
-		return decodeRerank(json.RawMessage(t), offered)
+	// Some OpenAI-compatible servers answer a single tool as text: the
+	// arguments object, bare or in a code fence.
+	t := resp.Message.Content
+	if i, j := strings.Index(t, "{"), strings.LastIndex(t, "}"); i >= 0 && j > i {
+		return decodeRerank(json.RawMessage(t[i:j+1]), offered)
 	}
 	return "", 0, errors.New("rerank: the model did not call " + submitRerankName)
 }

@@ -273,6 +273,20 @@ func TestRerankWithoutAModel(t *testing.T) {
 	g.Expect(gateByName(res.Decision, GateMargin)).To(HaveLen(1))
 }
 
+func TestParseRerankText(t *testing.T) {
+	g := NewWithT(t)
+	offered := rerankCandidates()[1:]
+	for _, text := range []string{`{"entry":"c:oom.md","confidence":0.8,"reason":"x"}`,
+		"```json\n{\"entry\": \"C:OOM.md\", \"confidence\": 0.8, \"reason\": \"x\"}\n```"} {
+		choice, conf, err := parseRerank(model.Response{Message: model.Message{Content: text}}, offered)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(choice).To(Equal("c:oom.md"))
+		g.Expect(conf).To(Equal(0.8))
+	}
+	_, _, err := parseRerank(model.Response{Message: model.Message{Content: "I think the first one."}}, offered)
+	g.Expect(err).To(MatchError(ContainSubstring("did not call submit_rerank")))
+}
+
 func FuzzDecodeRerank(f *testing.F) {
 	for _, s := range []string{`{"entry":"c:oom.md","confidence":0.9,"reason":"x"}`, `{"entry":"","confidence":0}`, `{"entry":"NONE","confidence":0.2}`,
 		`{"entry":1}`, `{"confidence":"high"}`, `[]`, `{"entry":"c:OOM.md","confidence":1e308}`, ``} {
