@@ -23,16 +23,19 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/trigger"
+	"github.com/runlore/runlore/test/testenv"
 )
 
 // TestConfirmOwners: an alert that names only its pod is recorded with the
@@ -110,4 +113,93 @@ func TestConfirmOwners(t *testing.T) {
 			g.Expect(*get(g).Spec.Workload).To(Equal(want))
 		})
 	}
+}
+
+// TestConfirmScaleTarget: an alert whose only identity is a
+// HorizontalPodAutoscaler (named unlike what it scales) is about the
+// HPA's scale target; the Incident reconciler reads the HPA live and
+// records the target, and a re-sent alert keeps it. An HPA that is not
+// there leaves the incident naming the HPA.
+func TestConfirmScaleTarget(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "storefront-autoscaler", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 10,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}})).To(Succeed())
+
+	starts := time.Now().Add(-time.Minute).Truncate(time.Second)
+	signal := func(hpa string) receiver.Signal {
+		a := &receiver.Alert{Status: receiver.StatusFiring, Starts: starts, Fingerprint: "fp-" + hpa,
+			Labels: map[string]string{"alertname": "KubeHpaMaxedOut", "severity": "warning", "namespace": ns,
+				"horizontalpodautoscaler": hpa, "job": "kube-state-metrics"}}
+		spec, err := receiver.SpecFromAlert(a, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		return receiver.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
+	}
+	for _, tc := range []struct{ hpa, kind, name string }{
+		{"storefront-autoscaler", "Deployment", "web"},
+		{"missing-autoscaler", "HorizontalPodAutoscaler", "missing-autoscaler"},
+	} {
+		t.Run(tc.hpa, func(t *testing.T) {
+			g := NewWithT(t)
+			out, err := rec.Record(ctx, signal(tc.hpa))
+			g.Expect(err).NotTo(HaveOccurred())
+			want := runlorev1.Workload{Namespace: ns, Kind: tc.kind, Name: tc.name}
+			get := func(g Gomega) *runlorev1.Incident {
+				var inc runlorev1.Incident
+				g.Expect(k8sClient.Get(ctx, out.Key, &inc)).To(Succeed())
+				return &inc
+			}
+			g.Eventually(func(g Gomega) {
+				inc := get(g)
+				g.Expect(inc.Status.Investigation).NotTo(BeEmpty())
+				g.Expect(*inc.Spec.Workload).To(Equal(want))
+				g.Expect(inc.Spec.TriggerKey).To(Equal("KubeHpaMaxedOut/" + ns + "/" + tc.name))
+			}, eventually, 100*time.Millisecond).Should(Succeed())
+			_, err = rec.Record(ctx, signal(tc.hpa))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(*get(g).Spec.Workload).To(Equal(want), "a re-sent alert keeps the resolved target")
+		})
+	}
+}
+
+// TestConfirmScaleTargetRefused: an identity that may not read the HPA
+// leaves the incident naming the HPA, without an error or a write; one
+// that may resolves it.
+func TestConfirmScaleTargetRefused(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "shop-hpa", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 4,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "shop"}}})).To(Succeed())
+	hpa := runlorev1.Workload{Namespace: ns, Kind: "HorizontalPodAutoscaler", Name: "shop-hpa"}
+	inc := &runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Name: "hpa-maxed", Namespace: ns}, Spec: runlorev1.IncidentSpec{
+		Fingerprint: "fp-hpa", Source: runlorev1.SourceAlertmanager, AlertName: "KubeHpaMaxedOut", Title: "HPA maxed out",
+		Workload: hpa.DeepCopy(), Labels: map[string]string{"horizontalpodautoscaler": "shop-hpa", "namespace": ns}}}
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+
+	nobody := rest.CopyConfig(cfg)
+	nobody.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":no-hpa-reader"}
+	refused, err := client.New(nobody, client.Options{Scheme: testenv.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	r := &IncidentReconciler{Client: k8sClient, APIReader: refused}
+	changed, err := r.confirmWorkload(ctx, inc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(*inc.Spec.Workload).To(Equal(hpa))
+	var stored runlorev1.Incident
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(inc), &stored)).To(Succeed())
+	g.Expect(*stored.Spec.Workload).To(Equal(hpa), "nothing was written")
+
+	r.APIReader = k8sClient
+	changed, err = r.confirmWorkload(ctx, &stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(inc), &stored)).To(Succeed())
+	g.Expect(*stored.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "shop"}))
+	g.Expect(stored.Annotations[receiver.WorkloadConfirmedAnnotation]).To(Equal("HorizontalPodAutoscaler/shop-hpa"))
 }

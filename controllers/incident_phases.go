@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -361,6 +362,9 @@ const readTimeout = 10 * time.Second
 // is refused or times out, leaves the reduction from the name.
 func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1.Incident) (bool, error) {
 	w := inc.Spec.Workload
+	if w != nil && w.Kind == identity.KindHPA && w.Namespace != "" && inc.Spec.Source == runlorev1.SourceAlertmanager {
+		return r.confirmScaleTarget(ctx, inc)
+	}
 	pod, ok := receiver.PodOnly(inc.Spec.Labels)
 	if !ok || inc.Spec.Source != runlorev1.SourceAlertmanager || w == nil || identity.IsCloud(*w) ||
 		inc.Annotations[receiver.WorkloadConfirmedAnnotation] == pod {
@@ -385,6 +389,46 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = pod
 	if err := r.Update(ctx, upd); err != nil {
 		return false, fmt.Errorf("record the confirmed workload: %w", err)
+	}
+	return true, nil
+}
+
+// confirmScaleTarget resolves an alert whose only identity is a
+// HorizontalPodAutoscaler to the workload the HPA scales
+// (spec.scaleTargetRef), read live under a deadline with the operator's
+// identity, once, before the Investigation opens: the alert is about that
+// workload, and the HPA is often named unlike it. The target is written to
+// spec with the runlore.io/workload-confirmed annotation, so a re-sent
+// alert keeps it. An HPA that is gone, or a read that is refused or times
+// out, leaves the incident naming the HPA (recall then holds it to the
+// inferred tier).
+func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlorev1.Incident) (bool, error) {
+	w := *inc.Spec.Workload
+	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	var hpa autoscalingv2.HorizontalPodAutoscaler
+	if err := r.liveReader().Get(readCtx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, &hpa); err != nil {
+		reason := err.Error()
+		if apierrors.IsForbidden(err) {
+			reason = fmt.Sprintf("source unavailable: not permitted to get horizontalpodautoscalers in %s", w.Namespace)
+		}
+		logf.FromContext(ctx).Info("scale target not resolved; the incident keeps naming the HorizontalPodAutoscaler", "hpa", w.Name, "reason", reason)
+		return false, nil
+	}
+	ref := hpa.Spec.ScaleTargetRef
+	target := identity.ScaleTarget(w, ref.Kind, ref.Name)
+	if target == w {
+		return false, nil
+	}
+	upd := inc.DeepCopy()
+	upd.Spec.Workload = &target
+	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, &target)
+	if upd.Annotations == nil {
+		upd.Annotations = map[string]string{}
+	}
+	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = receiver.ScaleTargetMark(w.Name)
+	if err := r.Update(ctx, upd); err != nil {
+		return false, fmt.Errorf("record the HorizontalPodAutoscaler's scale target: %w", err)
 	}
 	return true, nil
 }

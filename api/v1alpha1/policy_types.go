@@ -146,22 +146,28 @@ type RecallPolicySpec struct {
 	// +kubebuilder:validation:Maximum=200
 	// +optional
 	K int32 `json:"k,omitempty"`
-	// minScore is the lowest normalised score (the entry's score over its
-	// own best possible match) that may fire. Defaults to 0.25, tuned on the
-	// recall eval corpus (test/recall).
+	// minScore is the lowest symptom match that may fire: the share of
+	// what the entry says about its symptom (title, prose and tags, the
+	// words that only name its workload left out) that the incident says
+	// too, in [0, 1]. It reads no corpus statistic, so it means the same in
+	// any catalog. Every candidate must clear it; one with a competing
+	// runner-up must also match marginRatio times the runner-up's.
+	// Defaults to 0.25.
 	// +kubebuilder:default="0.25"
 	// +optional
 	MinScore Confidence `json:"minScore,omitempty"`
-	// marginRatio is how many times the top agreeing score must exceed the
-	// best agreeing runner-up's. Defaults to 1.5.
+	// marginRatio is how many times the top agreeing candidate's symptom
+	// match must exceed its best competing runner-up's. Defaults to 1.5.
 	// +kubebuilder:default="1.5"
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,2}(\.[0-9]{1,3})?$`
 	// +kubebuilder:validation:XValidation:rule="double(self) >= 1.0",message="marginRatio must be at least 1"
 	// +optional
 	MarginRatio string `json:"marginRatio,omitempty"`
-	// soloFloor is the normalised score a lone agreeing candidate, a
-	// workload-less one, or a fallback after an outcome rejection must
-	// clear. Defaults to 0.4.
+	// soloFloor is the symptom match (as for minScore) a weakly agreeing
+	// candidate must clear when no candidate as weak competes with it — an
+	// entry matched by a glob, a namespace, an inferred target or neither
+	// side naming a workload — and that a fallback after an outcome
+	// rejection must clear. Defaults to 0.4.
 	// +kubebuilder:default="0.4"
 	// +optional
 	SoloFloor Confidence `json:"soloFloor,omitempty"`
@@ -211,6 +217,13 @@ type RecallPolicySpec struct {
 	// requireWorkloadMatch disables the workload-less tier.
 	// +optional
 	RequireWorkloadMatch bool `json:"requireWorkloadMatch,omitempty"`
+	// hybrid ranks candidates by reciprocal-rank fusion of the BM25 index
+	// and an in-process vector index (the operator's embedding model, else
+	// the built-in hashing embedder), recomputed from the entries. It only
+	// reorders the candidates: the gates still read the lexical symptom
+	// match. Off by default.
+	// +optional
+	Hybrid bool `json:"hybrid,omitempty"`
 }
 
 // +kubebuilder:object:root=true

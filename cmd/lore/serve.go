@@ -48,12 +48,14 @@ import (
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
+	"github.com/runlore/runlore/pkg/embed"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/model"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/pipeline"
+	"github.com/runlore/runlore/pkg/recall"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/rollout"
 	"github.com/runlore/runlore/pkg/scheme"
@@ -106,6 +108,9 @@ type serveConfig struct {
 	ModelProvider               string          `json:"modelProvider,omitempty"`
 	ModelName                   string          `json:"modelName,omitempty"`
 	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
+	VerifyModelName             string          `json:"verifyModelName,omitempty"`
+	EmbeddingEndpoint           string          `json:"embeddingEndpoint,omitempty"`
+	EmbeddingModel              string          `json:"embeddingModel,omitempty"`
 	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
 	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
 	SlackBotTokenFile           string          `json:"slackBotTokenFile,omitempty"`
@@ -162,6 +167,7 @@ func defaultServeConfig() serveConfig {
 		ModelProvider:               os.Getenv("RUNLORE_MODEL_PROVIDER"),
 		ModelName:                   os.Getenv("RUNLORE_MODEL_NAME"),
 		ModelEndpoint:               os.Getenv("RUNLORE_MODEL_ENDPOINT"),
+		VerifyModelName:             os.Getenv("RUNLORE_VERIFY_MODEL_NAME"),
 		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
 		ReadTimeout:                 metav1.Duration{Duration: kuberead.DefaultTimeout},
 		ReconcileTimeout:            metav1.Duration{Duration: defaultReconcileTimeout},
@@ -232,6 +238,9 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
 	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
 	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
+	fs.StringVar(&cfg.EmbeddingEndpoint, "embedding-endpoint", cfg.EmbeddingEndpoint, "OpenAI-compatible API root (with /v1) of the embedding model a RecallPolicy's spec.hybrid ranks with; empty uses the built-in hashing embedder. The key is read from RUNLORE_EMBEDDING_API_KEY")
+	fs.StringVar(&cfg.EmbeddingModel, "embedding-model", cfg.EmbeddingModel, "the embedding model --embedding-endpoint serves")
+	fs.StringVar(&cfg.VerifyModelName, "verify-model-name", cfg.VerifyModelName, "a cheaper, faster model of the same provider for the verify pass and the recall reranker (a RecallPolicy's spec.rerank); empty asks --model-name")
 	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
 	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
 	fs.StringVar(&cfg.SlackBotTokenFile, "slack-bot-token-file", cfg.SlackBotTokenFile, "file holding a Slack app's bot token (xoxb-…, mount it from a Secret): findings are posted as cards with buttons and updated in place; see docs/chat.md")
@@ -244,7 +253,7 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.MatrixRooms, "matrix-rooms", cfg.MatrixRooms, "which Matrix room id each namespace's findings go to, as glob=!room:server,…")
 	fs.DurationVar(&cfg.MatrixPoll.Duration, "matrix-poll", cfg.MatrixPoll.Duration, "how often 👍/👎/🔕 reactions on posted findings are read back from Matrix")
 	fs.DurationVar(&cfg.ReadTimeout.Duration, "read-timeout", cfg.ReadTimeout.Duration, "deadline of each Kubernetes API read an investigation makes; a read past it is reported as an unavailable source")
-	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; investigate and verify get "+phase.ModelBudgets.String()+" with a model)")
+	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; with a model "+phase.ModelBudgets.With(rerankBudgets).String()+")")
 	fs.DurationVar(&cfg.ReconcileTimeout.Duration, "reconcile-timeout", cfg.ReconcileTimeout.Duration, "deadline of every other reconcile (catalog syncs, outcomes, incidents)")
 	fs.Func("argocd-repository-secrets", "comma-separated names of Argo CD repository Secrets (in each Application's namespace) that may hold credentials for private repositories; they are read by name, never listed", func(v string) error {
 		cfg.ArgoCDRepositorySecrets = splitList(v)
@@ -315,6 +324,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if cfg.ReadTimeout.Duration <= 0 {
 		return cfg, errors.New("--read-timeout must be positive")
 	}
+	if (cfg.EmbeddingEndpoint == "") != (cfg.EmbeddingModel == "") {
+		return cfg, errors.New("--embedding-endpoint and --embedding-model go together")
+	}
 	if cfg.ReconcileTimeout.Duration <= 0 {
 		return cfg, errors.New("--reconcile-timeout must be positive")
 	}
@@ -338,12 +350,16 @@ func checkLeaderTimings(cfg serveConfig) error {
 	return nil
 }
 
+// rerankBudgets give the recall step room for the reranker's one model
+// call when a model is configured.
+var rerankBudgets = phase.Budgets{runlorev1.StepRecall: time.Minute}
+
 // stepBudgets are the phase step budgets: the defaults, a model's longer
 // Investigate and Verify when one is configured, then --step-budgets.
 func stepBudgets(cfg serveConfig) phase.Budgets {
 	b := phase.DefaultBudgets
 	if cfg.ModelProvider != "" || (cfg.CandidateModelProvider != "" && cfg.CandidateModelProvider != "builtin") {
-		b = b.With(phase.ModelBudgets)
+		b = b.With(phase.ModelBudgets).With(rerankBudgets)
 	}
 	given, _ := phase.ParseBudgets(cfg.StepBudgets)
 	return b.With(given)
@@ -472,14 +488,11 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	if err != nil {
 		return phase.Steps{}, nil, nil, err
 	}
-	provider, err := modelProvider(cfg)
+	provider, verifier, err := modelProviders(cfg)
 	if err != nil {
 		return phase.Steps{}, nil, nil, err
 	}
-	engine := &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration}
-	if provider != nil {
-		engine.Provider = provider
-	}
+	engine := &investigate.Engine{Tools: registry, Window: cfg.ChangeWindow.Duration, Provider: provider, VerifyProvider: verifier}
 	installed, err := installInvestigators(mgr, cfg, engine)
 	if err != nil {
 		return phase.Steps{}, nil, nil, err
@@ -489,6 +502,8 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 		Engine: engine, OperatorNamespace: cfg.Namespace, ReadTimeout: cfg.ReadTimeout.Duration,
 		Forges:        &pipeline.Forges{Reader: mgr.GetAPIReader(), OperatorNamespace: cfg.Namespace},
 		Investigators: installed,
+		Reranker:      recallReranker(cfg, provider, verifier),
+		Vectors:       recallVectors(cfg),
 	}
 	var shadow controllers.ShadowRunner
 	if installed != nil {
@@ -497,11 +512,61 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.St
 	return pipeline.Steps(pc), syncer, shadow, nil
 }
 
+// rerankTimeout bounds the recall reranker's call so the recall step can
+// still confirm a recall against live state within its budget.
+func rerankTimeout(b phase.Budgets) time.Duration {
+	return min(recall.DefaultRerankTimeout, b.Budget(runlorev1.StepRecall)/2)
+}
+
 // collectorTimeout bounds each what-changed collector so the timeline fits
 // inside the Verify step, which reads it again: most of that budget, never
 // more than whatchanged.DefaultCollectorTimeout.
 func collectorTimeout(b phase.Budgets) time.Duration {
 	return min(whatchanged.DefaultCollectorTimeout, b.Budget(runlorev1.StepVerify)*3/4, b.Budget(runlorev1.StepInvestigate)*3/4)
+}
+
+// modelProviders are the investigating model and the verify model: nil
+// and nil for the built-in analyzer; the verify model is nil (the engine
+// then asks the investigating one) unless --verify-model-name names a
+// cheaper model of the same provider.
+func modelProviders(cfg serveConfig) (investigator, verifier model.Provider, err error) {
+	if investigator, err = modelProvider(cfg); err != nil || investigator == nil {
+		return nil, nil, err
+	}
+	if cfg.VerifyModelName == "" {
+		return investigator, nil, nil
+	}
+	vc := cfg
+	vc.ModelName = cfg.VerifyModelName
+	verifier, err = modelProvider(vc)
+	return investigator, verifier, err
+}
+
+// recallReranker is what a RecallPolicy's spec.rerank asks: the verify
+// model when one is set, else the investigating model, in one call bounded
+// inside the recall step's budget; nil without a model, and the recall
+// decision then says the reranker is off.
+func recallReranker(cfg serveConfig, investigator, verifier model.Provider) recall.Reranker {
+	p := verifier
+	if p == nil {
+		p = investigator
+	}
+	if p == nil {
+		return nil
+	}
+	return &recall.ModelReranker{Provider: p, Timeout: rerankTimeout(stepBudgets(cfg))}
+}
+
+// recallVectors is the vector index a RecallPolicy's spec.hybrid ranks
+// with: the configured embedding model's, computed off the recall path, or
+// the built-in hashing embedder's. The vectors are recomputed from the
+// indexed entries and live only in memory.
+func recallVectors(cfg serveConfig) *recall.Vectors {
+	if cfg.EmbeddingEndpoint == "" {
+		return recall.NewVectors(embed.Hashing{})
+	}
+	return &recall.Vectors{Background: true, Embedder: &embed.OpenAI{BaseURL: cfg.EmbeddingEndpoint, Name: cfg.EmbeddingModel,
+		APIKey: os.Getenv("RUNLORE_EMBEDDING_API_KEY")}}
 }
 
 // modelProvider is the configured model, or nil for the built-in analyzer.

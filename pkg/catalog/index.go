@@ -590,14 +590,40 @@ func symptomField(field string) bool {
 }
 
 // selfQueryText is what an incident that is exactly this entry would say.
+// An alert says what is seen, not why: a description that only restates
+// the entry's cause (as curated entries write it) is left out, so cause
+// words no alert carries do not dilute the entry's symptom match.
 func selfQueryText(e *okf.Entry) string {
-	parts := []string{e.Title, e.Description, strings.Join(e.Tags, " "), e.Resource, e.AlertResource, e.Section(okf.SectionSymptom)}
+	desc := e.Description
+	if restatesCause(desc, e.Section(okf.SectionCause)) {
+		desc = ""
+	}
+	parts := []string{e.Title, desc, strings.Join(e.Tags, " "), e.Resource, e.AlertResource, e.Section(okf.SectionSymptom)}
 	if len(e.Sections) == 0 {
 		// A prose entry has no symptom section: its opening paragraph is
 		// where prose says what is seen.
 		parts = append(parts, okf.Lead(e.Body))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// restatesCause reports whether a description is the entry's cause
+// restated: every one of its words appears in the cause section.
+func restatesCause(desc, cause string) bool {
+	if strings.TrimSpace(desc) == "" || strings.TrimSpace(cause) == "" {
+		return false
+	}
+	in := map[string]bool{}
+	for _, t := range analyze(proseAnalyzer, cause, 1<<20) {
+		in[t] = true
+	}
+	terms := analyze(proseAnalyzer, desc, 1<<20)
+	for _, t := range terms {
+		if !in[t] {
+			return false
+		}
+	}
+	return len(terms) > 0
 }
 
 // clause is one term query of the search: a term against a field, with

@@ -27,6 +27,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/runlore/runlore/pkg/embed"
 	"github.com/runlore/runlore/pkg/recall"
 )
 
@@ -51,6 +52,9 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	policyFile := fs.String("policy", "", "RecallPolicy YAML `FILE` (default: the shipped policy)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	gate := BindGateFlags(fs, MetricPrecision, MetricFireRate)
+	hybrid := fs.Bool("hybrid", false, "rank by BM25 fused with vectors, as a RecallPolicy's spec.hybrid does")
+	embedEndpoint := fs.String("embedding-endpoint", "", "OpenAI-compatible API `URL` (with /v1) for -hybrid's vectors; the built-in hashing embedder when empty (key: RUNLORE_EMBEDDING_API_KEY)")
+	embedModel := fs.String("embedding-model", "", "the embedding model -embedding-endpoint serves")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lore eval recall --catalog DIR --cases FILE [--policy FILE] [--json]")
 		fs.PrintDefaults()
@@ -101,7 +105,18 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer func() { _ = ix.Close() }()
 
-	rep, err := RunRecall(ctx, recall.CatalogSearcher{Index: ix}, cases, policy, time.Now())
+	if *hybrid {
+		policy.Hybrid = true
+	}
+	var embedder embed.Embedder = embed.Hashing{}
+	if *embedEndpoint != "" {
+		if *embedModel == "" {
+			fmt.Fprintln(stderr, "lore eval recall: --embedding-model is required with --embedding-endpoint")
+			return ExitBadInput
+		}
+		embedder = &embed.OpenAI{BaseURL: *embedEndpoint, Name: *embedModel, APIKey: os.Getenv("RUNLORE_EMBEDDING_API_KEY")}
+	}
+	rep, err := RunRecall(ctx, recall.SearcherFor(ix, policy, recall.NewVectors(embedder)), cases, policy, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
 		return ExitEvalError

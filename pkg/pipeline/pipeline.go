@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/action"
@@ -62,6 +63,13 @@ type Config struct {
 	Index *catalog.Index
 	// Engine investigates and verifies. Required.
 	Engine *investigate.Engine
+	// Vectors is the embedding index a RecallPolicy's spec.hybrid ranks
+	// with; nil means hybrid search is unavailable (the decision says so).
+	Vectors *recall.Vectors
+	// Reranker is the recall reranker a RecallPolicy's spec.rerank asks
+	// for; nil means no model is configured, and the margin gate decides
+	// (the decision says so).
+	Reranker recall.Reranker
 	// Changes builds the what-changed timeline; nil means none.
 	Changes *whatchanged.Finder
 	// Window bounds the timeline; DefaultWindow when zero.
@@ -136,12 +144,18 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 	if err != nil {
 		return err
 	}
-	res, err := recall.Recall(ctx, entries.Searcher(recall.CatalogSearcher{Index: c.Index}), nil, recall.Input{
+	res, err := recall.Recall(ctx, entries.Searcher(recall.SearcherFor(c.Index, policy, c.Vectors)), c.Reranker, recall.Input{
 		Query: recall.Enrich(&inc.Spec), Trust: entries.Trust(), ResolveChannelLive: live,
 		Policy: policy, Now: c.Now(), AutoActions: auto,
 	})
 	if err != nil {
 		return err
+	}
+	if res.RerankErr != nil {
+		// The decision says only that the call failed; the error (which
+		// may name an endpoint) goes to the operator's log.
+		log.FromContext(ctx).Info("the recall reranker failed; the incident falls through to a fresh investigation",
+			"incident", inc.Name, "error", res.RerankErr.Error())
 	}
 	d := res.Decision
 	if res.Fired != nil {

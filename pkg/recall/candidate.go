@@ -69,6 +69,13 @@ type Candidate struct {
 	// about its symptom that the incident says too, leaving out the words
 	// that only name the workload, with no corpus statistic in it.
 	Text, SelfText float64
+	// Excerpt is the entry's description and the start of its body, for
+	// the reranker to read; empty when the searcher has no entry text.
+	Excerpt string
+	// Fused is the reciprocal-rank-fusion score of a hybrid search and
+	// Cosine the entry's vector similarity to the incident; both zero for
+	// a lexical search. A fused search ranks by Fused, else by Score.
+	Fused, Cosine float64
 }
 
 // Recallable reports whether the entry may fire or lead: draft and retired

@@ -49,6 +49,7 @@ func FromHit(h *catalog.Hit) Candidate {
 		c.Resource, c.AlertResource = e.Resource, e.AlertResource
 		c.Status = string(e.Status)
 		c.Timestamp, c.LastValidated = e.Timestamp, e.LastValidated
+		c.Excerpt = excerpt(e.Description, e.Body)
 	}
 	return c
 }

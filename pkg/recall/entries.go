@@ -79,3 +79,13 @@ func (n namingSearcher) Search(ctx context.Context, text string, k int) ([]Candi
 // CatalogKey is the name a KnowledgeCatalog's entries carry in the shared
 // index: its namespace and name, so two namespaces may use one name.
 func CatalogKey(namespace, name string) string { return namespace + "/" + name }
+
+// SearchNote passes on the wrapped searcher's note, if it leaves one.
+func (n namingSearcher) SearchNote() (runlorev1.GateResult, bool) {
+	if s, ok := n.Searcher.(interface {
+		SearchNote() (runlorev1.GateResult, bool)
+	}); ok {
+		return s.SearchNote()
+	}
+	return runlorev1.GateResult{}, false
+}

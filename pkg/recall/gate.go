@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"time"
 
@@ -101,7 +100,15 @@ func Recall(ctx context.Context, s Searcher, rr Reranker, in Input) (Result, err
 		return Result{}, fmt.Errorf("recall search: %w", err)
 	}
 	in.Candidates = cands
-	return Gate(ctx, in, rr), nil
+	res := Gate(ctx, in, rr)
+	if n, ok := s.(interface {
+		SearchNote() (runlorev1.GateResult, bool)
+	}); ok {
+		if note, ok := n.SearchNote(); ok {
+			res.Decision.Gates = append([]runlorev1.GateResult{note}, res.Decision.Gates...)
+		}
+	}
+	return res, nil
 }
 
 // Gate runs the three gates over a candidate set. With a reranker and
@@ -141,7 +148,7 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 		e.factor, e.decayed, e.trustWhy = trustGate(in.Trust[c.ID], in.ResolveChannelLive, p)
 		pool = append(pool, e)
 	}
-	sort.SliceStable(pool, func(i, j int) bool { return pool[i].c.Score > pool[j].c.Score })
+	sortByRank(pool)
 	d.Gates = append(d.Gates, structuralResult(in, len(pool), inactive))
 	if len(pool) == 0 {
 		return res

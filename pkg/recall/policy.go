@@ -37,13 +37,15 @@ type Policy struct {
 	Disabled bool
 	// K is the candidate set size.
 	K int
-	// MinScore is the lowest normalised match that may fire.
+	// MinScore is the lowest symptom match (Candidate.TextMatch) that may
+	// fire.
 	MinScore float64
-	// MarginRatio is how many times the top agreeing score must exceed the
-	// best agreeing runner-up's.
+	// MarginRatio is how many times the top agreeing candidate's symptom
+	// match must exceed its best competing runner-up's.
 	MarginRatio float64
-	// SoloFloor is the normalised match a lone agreeing candidate, a
-	// workload-less (scopeless) candidate or a fallback candidate must clear.
+	// SoloFloor is the symptom match a weakly agreeing candidate (glob,
+	// namespace, inferred target, scopeless) with no competing weak
+	// runner-up, or a fallback after an outcome rejection, must clear.
 	SoloFloor float64
 	// OutcomeFloor is the lowest trust factor that may fire.
 	OutcomeFloor float64
@@ -64,6 +66,8 @@ type Policy struct {
 	RerankK         int
 	// RequireWorkloadMatch disables the workload-less tier.
 	RequireWorkloadMatch bool
+	// Hybrid ranks by the fusion of the BM25 and vector rankings.
+	Hybrid bool
 }
 
 // DefaultPolicy is the built-in policy that applies when no RecallPolicy
@@ -151,6 +155,7 @@ func PolicyFromSpec(spec *runlorev1.RecallPolicySpec) (Policy, error) {
 		p.RerankK = int(spec.RerankK)
 	}
 	p.RequireWorkloadMatch = spec.RequireWorkloadMatch
+	p.Hybrid = spec.Hybrid
 	if err := errors.Join(errs...); err != nil {
 		return DefaultPolicy(), err
 	}

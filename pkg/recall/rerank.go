@@ -69,7 +69,11 @@ func rerankGate(ctx context.Context, in Input, rr Reranker, pool []eligible, res
 		d.Gates = append(d.Gates, gate(GateRerank, false, fmt.Sprintf("the reranker chose %s at %.2f, under the %.2f threshold", e.c.Name(), conf, p.RerankThreshold)))
 		return nil, 0
 	}
-	d.Gates = append(d.Gates, gate(GateRerank, true, fmt.Sprintf("the reranker chose %s at %.2f of %d offered (threshold %.2f)", e.c.Name(), conf, len(offered), p.RerankThreshold)))
+	asked := ""
+	if n, ok := rr.(interface{ Name() string }); ok && n.Name() != "" {
+		asked = "; asked " + n.Name()
+	}
+	d.Gates = append(d.Gates, gate(GateRerank, true, fmt.Sprintf("the reranker chose %s at %.2f of %d offered (threshold %.2f)%s", e.c.Name(), conf, len(offered), p.RerankThreshold, asked)))
 	d.Gates = append(d.Gates, gate(GateOutcome, true, e.trustWhy))
 	return e, conf
 }

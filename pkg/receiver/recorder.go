@@ -234,6 +234,11 @@ func sourceFieldsEqual(a, b *runlorev1.IncidentStatus) bool {
 // alert that only names the pod does not undo the confirmation.
 const WorkloadConfirmedAnnotation = "runlore.io/workload-confirmed"
 
+// ScaleTargetMark is the WorkloadConfirmedAnnotation value of an Incident
+// whose workload was resolved from the HorizontalPodAutoscaler hpa to its
+// scale target.
+func ScaleTargetMark(hpa string) string { return identity.KindHPA + "/" + hpa }
+
 // mergeSpec takes the latest report's description of the alert while keeping
 // what the receiver must never change: the immutable fingerprint, a person's
 // suspend, a workload the reconciler confirmed from this alert's pod, and a
@@ -244,7 +249,10 @@ func mergeSpec(inc *runlorev1.Incident, latest runlorev1.IncidentSpec, firing bo
 	spec := latest
 	spec.Fingerprint = old.Fingerprint
 	spec.Suspend = old.Suspend
+	lw := latest.Workload
 	if pod, ok := PodOnly(latest.Labels); ok && old.Workload != nil && inc.Annotations[WorkloadConfirmedAnnotation] == pod {
+		spec.Workload, spec.TriggerKey = old.Workload.DeepCopy(), old.TriggerKey
+	} else if lw != nil && lw.Kind == identity.KindHPA && old.Workload != nil && inc.Annotations[WorkloadConfirmedAnnotation] == ScaleTargetMark(lw.Name) {
 		spec.Workload, spec.TriggerKey = old.Workload.DeepCopy(), old.TriggerKey
 	} else if old.Workload != nil && spec.Workload != nil && old.Workload.Kind != "" &&
 		(spec.Workload.Kind == "" || spec.Workload.Kind == identity.KindPod) && identity.Agree(*old.Workload, *spec.Workload) {

@@ -306,6 +306,9 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		`--baseline-queries=requests=sum(rate(nginx_http_requests_total{namespace="{{namespace}}",pod=~"{{pod}}"}[5m]))`,
 		"--model-provider=openai",
 		"--model-name=qwen2.5-72b-instruct",
+		"--verify-model-name=qwen2.5-7b-instruct",
+		"--embedding-endpoint=http://tei.models.svc:8080/v1",
+		"--embedding-model=bge-small-en-v1.5",
 		"--model-endpoint=http://vllm.models.svc:8000/v1",
 		"--investigator-state=investigators",
 		"--candidate-name=claude",
@@ -360,6 +363,7 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 	g.Expect(env["RUNLORE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Name).To(Equal("model-api-key"))
 	g.Expect(env["RUNLORE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Key).To(Equal("api-key"))
 	g.Expect(env["RUNLORE_CANDIDATE_MODEL_API_KEY"].ValueFrom.SecretKeyRef.Name).To(Equal("candidate-api-key"))
+	g.Expect(env["RUNLORE_EMBEDDING_API_KEY"].ValueFrom.SecretKeyRef.Name).To(Equal("embedding-api-key"))
 	g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(2))
 	g.Expect(*dep.Spec.Template.Spec.TerminationGracePeriodSeconds).To(BeEquivalentTo(60), "the shutdown timeout plus 10s")
 	g.Expect(dep.Spec.Template.Spec.ServiceAccountName).To(Equal("runlore"))
