@@ -47,14 +47,12 @@ type Judgment struct {
 	Observations int
 }
 
-// Judge applies Gate 3's rule to a tally: the factor from
-// outcome.Tally.Trust, withheld decay never refuses, and below the floor
-// refuses unless there is no 👎 and fewer recalls than the prior.
+// Judge is Gate 3's judgment of a tally (outcome.Tally.Judge, the one rule
+// recall's outcome gate applies), with the observations behind it.
 func Judge(t outcome.Tally, live bool, floor float64, priorRecalls int) Judgment {
-	factor, withheld := t.Trust(live)
-	j := Judgment{Factor: factor, Withheld: withheld, Observations: max(t.Recalls, 0) + max(t.Up, 0) + max(t.Down, 0)}
-	j.Refused = !withheld && factor < floor && !(t.Down == 0 && t.Recalls < priorRecalls)
-	return j
+	v := t.Judge(live, floor, priorRecalls)
+	return Judgment{Factor: v.Factor, Withheld: v.Withheld, Refused: v.Decayed,
+		Observations: max(t.Recalls, 0) + max(t.Up, 0) + max(t.Down, 0)}
 }
 
 func record(t outcome.Tally) string {

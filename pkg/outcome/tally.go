@@ -71,6 +71,36 @@ func (t Tally) Trust(resolveChannelLive bool) (factor float64, withheld bool) {
 	return t.Factor(), false
 }
 
+// Verdict is the one trust judgment recall's outcome gate and the
+// catalog's retirement and revalidation passes share.
+type Verdict struct {
+	// Factor is Trust's factor; Withheld says decay was withheld.
+	Factor   float64
+	Withheld bool
+	// Decayed: the record is under the floor and old enough to judge, so
+	// recall refuses the entry.
+	Decayed bool
+	// Young: under the floor, but with no 👎 and fewer recalls than
+	// priorRecalls, so the floor does not apply yet.
+	Young bool
+}
+
+// Judge applies the outcome floor to the tally: below floor is decayed
+// unless decay is withheld, or the entry has no 👎 and fewer than
+// priorRecalls recalls.
+func (t Tally) Judge(resolveChannelLive bool, floor float64, priorRecalls int) Verdict {
+	factor, withheld := t.Trust(resolveChannelLive)
+	v := Verdict{Factor: factor, Withheld: withheld}
+	switch {
+	case withheld, factor >= floor:
+	case t.Down == 0 && t.Recalls < priorRecalls:
+		v.Young = true
+	default:
+		v.Decayed = true
+	}
+	return v
+}
+
 // Add returns the sum of two tallies, keeping the later timestamps. It is
 // how the part folded from garbage-collected records joins the live part.
 func (t Tally) Add(o Tally) Tally {

@@ -290,17 +290,17 @@ func ratio(a, b float64) float64 {
 
 // trustGate is Gate 3's judgment of one entry's track record.
 func trustGate(t outcome.Tally, live bool, p Policy) (factor float64, decayed bool, why string) {
-	factor, withheld := t.Trust(live)
+	v := t.Judge(live, p.OutcomeFloor, p.OutcomePriorRecalls)
 	switch {
-	case withheld:
-		return factor, false, fmt.Sprintf("decay withheld: %d recalls, but no resolve has ever been seen here and no one voted", t.Recalls)
-	case factor >= p.OutcomeFloor:
-		return factor, false, fmt.Sprintf("trust %.2f clears the %.2f floor (%s)", factor, p.OutcomeFloor, record(t))
-	case t.Down == 0 && t.Recalls < p.OutcomePriorRecalls:
-		return factor, false, fmt.Sprintf("trust %.2f is under the %.2f floor, but %d recalls are too few to judge (floor applies from %d)",
-			factor, p.OutcomeFloor, t.Recalls, p.OutcomePriorRecalls)
+	case v.Withheld:
+		return v.Factor, false, fmt.Sprintf("decay withheld: %d recalls, but no resolve has ever been seen here and no one voted", t.Recalls)
+	case v.Young:
+		return v.Factor, false, fmt.Sprintf("trust %.2f is under the %.2f floor, but %d recalls are too few to judge (floor applies from %d)",
+			v.Factor, p.OutcomeFloor, t.Recalls, p.OutcomePriorRecalls)
+	case !v.Decayed:
+		return v.Factor, false, fmt.Sprintf("trust %.2f clears the %.2f floor (%s)", v.Factor, p.OutcomeFloor, record(t))
 	}
-	return factor, true, fmt.Sprintf("decayed: trust %.2f is under the %.2f floor (%s)", factor, p.OutcomeFloor, record(t))
+	return v.Factor, true, fmt.Sprintf("decayed: trust %.2f is under the %.2f floor (%s)", v.Factor, p.OutcomeFloor, record(t))
 }
 
 func record(t outcome.Tally) string {
