@@ -333,6 +333,7 @@ func TestPRBody(t *testing.T) {
 	g.Expect(body).NotTo(ContainSubstring("incidents/n5.md"))
 	g.Expect(body).To(ContainSubstring("Recurrence: fired 3 times"))
 	g.Expect(body).NotTo(ContainSubstring("s3cr3tValue99"))
+	g.Expect(body).To(ContainSubstring(ResolutionSection), "an empty Resolution section for the reviewer")
 
 	bare, err := PRBody(PRInput{Draft: in, Rendered: d})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -138,11 +138,19 @@ func PRBody(in PRInput) (string, error) {
 		}
 	}
 
+	b.WriteString("\n" + ResolutionSection)
+
 	b.WriteString("\n---\nA human merging this pull request is what confirms the entry; `last_validated` is left unset until then. Close it without merging to stop RunLore drafting this fingerprint again.\n\n")
 	b.WriteString(FingerprintMarker(d.Decision.Fingerprint))
 	b.WriteString("\n")
 	return b.String(), nil
 }
+
+// ResolutionSection is the empty section a reviewer fills with what
+// resolved the incident. Grooming's queue pass labels a pull request ready
+// to merge only once it is labelled solved, this section has text beyond
+// the comment, and its incident resolved.
+const ResolutionSection = "#### Resolution\n\n<!-- What resolved the incident, in the reviewer's words. The grooming queue waits for text here (and the solved label) before it labels this pull request ready to merge. -->\n"
 
 // CoalesceComment is the comment a repeat investigation leaves on the open
 // draft's pull request instead of opening another.

@@ -242,10 +242,13 @@ func (s *sweep) lifecycle(rep *PassReport) error {
 	return nil
 }
 
+var thematicBreak = regexp.MustCompile(`^((-\s*){3,}|(\*\s*){3,}|(_\s*){3,})$`)
+
 var resolutionHeading = regexp.MustCompile(`(?im)^#{1,6}\s*resolution\s*$`)
 
 // writtenResolution reports whether a pull request description has a
-// Resolution section with text in it.
+// Resolution section with text in it: lines before the next heading or
+// thematic break (the draft's footer follows one), comments aside.
 func writtenResolution(body string) bool {
 	loc := resolutionHeading.FindStringIndex(body)
 	if loc == nil {
@@ -254,7 +257,7 @@ func writtenResolution(body string) bool {
 	rest := body[loc[1]:]
 	for _, line := range strings.Split(rest, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "#") {
+		if strings.HasPrefix(t, "#") || thematicBreak.MatchString(t) {
 			break
 		}
 		if t != "" && !strings.HasPrefix(t, "<!--") {

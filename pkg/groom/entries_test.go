@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/curator"
 	"github.com/runlore/runlore/pkg/forge"
 	"github.com/runlore/runlore/pkg/forge/forgetest"
 	"github.com/runlore/runlore/pkg/okf"
@@ -343,4 +344,18 @@ func TestJudgeIsRecallsOutcomeGate(t *testing.T) {
 		}
 	}
 	t.Logf("%d track records agree", n)
+}
+
+// TestDraftResolutionSectionIsNotAResolution: the curator's empty
+// Resolution section is not a written resolution until a reviewer writes
+// in it.
+func TestDraftResolutionSectionIsNotAResolution(t *testing.T) {
+	body := "### 🧭 RunLore draft: x\n\n#### Cause\n\nbad tag\n\n" + curator.ResolutionSection + "\n---\nfooter\n"
+	if writtenResolution(body) {
+		t.Fatal("the empty section counted as a written resolution")
+	}
+	filled := strings.Replace(body, curator.ResolutionSection, curator.ResolutionSection+"Rolled the tag back to v1.4.2.\n", 1)
+	if !writtenResolution(filled) {
+		t.Fatal("the reviewer's text under the section was not seen")
+	}
 }
