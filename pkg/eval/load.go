@@ -89,7 +89,12 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 				err := c.Status().Update(ctx, written)
 				switch {
 				case apierrors.IsNotFound(err):
-					// No status subresource: the status went in with the object.
+					// No status subresource (Argo CD's Application has
+					// none): status is written with the object itself.
+					written.Object["status"] = status
+					if err := c.Update(ctx, written); err != nil {
+						return out, fmt.Errorf("write status of %s: %w", ref, err)
+					}
 				case err != nil:
 					return out, fmt.Errorf("write status of %s: %w", ref, err)
 				}
