@@ -32,7 +32,9 @@ func TestAspects(t *testing.T) {
 		name, diff string
 		want       []string
 	}{
-		{"unified diff reads only changed lines", "@@ -1,3 +1,3 @@\n image: api:1.0\n-        memory: 512Mi\n+        memory: 256Mi\n", []string{"resources"}},
+		{"unified diff reads only changed lines", "@@ -1,4 +1,4 @@\n       image: api:1.0\n       resources:\n-        memory: 512Mi\n+        memory: 256Mi\n", []string{"resources"}},
+		{"a changed line is read with its parent keys", "@@ -20,6 +20,6 @@\n         image: ledger:2.1\n         livenessProbe:\n           httpGet: {path: /health, port: 8081}\n-          initialDelaySeconds: 60\n+          initialDelaySeconds: 5\n", []string{"probes"}},
+		{"parent keys, not their values", "@@ -1,3 +1,3 @@\n - name: image-resizer\n   spec:\n-    replicas: 2\n+    replicas: 3\n", []string{"replicas"}},
 		{"header lines are not changes", "--- a/deploy.yaml\n+++ b/deploy.yaml\n@@ -1 +1 @@\n-replicas: 2\n+replicas: 3\n", []string{"replicas"}},
 		{"field-by-field diff", "container api: image: api:1.0 -> api:1.1\ncontainer api: readinessProbe.httpGet.path: /healthz -> /ready", []string{"image", "probes"}},
 		{"nothing recognisable", "@@ -1 +1 @@\n-# comment\n+# other comment\n", nil},
