@@ -576,7 +576,40 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 	if has(out, OOMKilled) {
 		out = without(out, CrashLoopBackOff)
 	}
+	// A crash loop of a container the kubelet keeps killing for failed
+	// liveness probes is the probe: the restarts are the kubelet's.
+	if livenessKills(req, obs) && has(out, ProbeFailure) && has(out, CrashLoopBackOff) {
+		for i := range out {
+			if out[i].symptom == ProbeFailure {
+				out[i].detail = "the kubelet kills its containers after failed liveness probes, so they restart in a loop (CrashLoopBackOff)"
+				out[i].aspects["probes"] = 0.9
+				out[i].aspects["ports"] = 0.85
+				out[i].alone = 0.45
+				out[i].aloneSummary = fmt.Sprintf("%s restarts in a loop because its liveness probe fails and the kubelet kills it; nothing changed that explains it", nameOr(workload, "the workload"))
+			}
+		}
+		out = without(out, CrashLoopBackOff)
+	}
 	return out
+}
+
+// livenessKills reports whether the subject's Events say the kubelet killed
+// its containers because a liveness probe failed.
+func livenessKills(req incident.Request, obs Observations) bool {
+	failed, killed := false, false
+	for _, e := range obs.Events {
+		if req.Workload != "" && !strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload) {
+			continue
+		}
+		msg := strings.ToLower(e.Message)
+		switch {
+		case e.Reason == "Unhealthy" && strings.Contains(msg, "liveness probe failed"):
+			failed = true
+		case e.Reason == "Killing" && strings.Contains(msg, "liveness probe"):
+			killed = true
+		}
+	}
+	return failed && killed
 }
 
 // pullErrors tell apart why an image cannot be pulled, from the kubelet's

@@ -495,10 +495,21 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	}
 	h.change = best
 	rev := incident.ShortRevision(best.ToRevision)
-	h.summary += fmt.Sprintf("; %s changed it at %s (%s)", best.Ref(), best.At.UTC().Format(time.RFC3339), nameOr(rev, "no revision"))
+	name := ""
+	if bestNode != nil {
+		name = bestNode.Name
+	}
+	file := changedFile(*best, name)
+	if strings.Contains(file, ", ") {
+		file = ""
+	}
+	h.summary += "; " + sinceChange(*best, file)
 	h.entities = appendUnique(h.entities, best.Ref())
 	if rev != "" {
 		h.entities = appendUnique(h.entities, rev)
+	}
+	if file != "" {
+		h.entities = appendUnique(h.entities, file)
 	}
 	h.evidence = append(h.evidence, changeEvidence(*best, ""))
 	h.action = rollbackAction(*best)
