@@ -100,6 +100,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		g.AttachChanges(req.Changes)
 		onset = Onset(g, req.Start)
 	}
+	window = scheduledWindow(g, onset, window)
 	symptoms := detect(req, obs, now)
 	out := &runlorev1.Finding{}
 	var hyps []hypothesis
@@ -210,6 +211,17 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			out.SuggestedActions = append(out.SuggestedActions, *h.action)
 		}
 	}
+	if len(hyps) > 0 && hyps[0].change != nil {
+		// The top cause's change is not also "ruled out".
+		c := hyps[0].change
+		keep := out.RuledOut[:0]
+		for _, r := range out.RuledOut {
+			if !(strings.HasPrefix(r, c.Ref()+" ") && strings.Contains(r, c.At.UTC().Format(time.RFC3339))) {
+				keep = append(keep, r)
+			}
+		}
+		out.RuledOut = keep
+	}
 	out.Unresolved = unresolved(req, obs, symptoms, hyps)
 	if len(graphHyps) > 0 {
 		out.Unresolved = dropPrefix(out.Unresolved, "the tools show no failing pods")
@@ -230,6 +242,29 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	out.RuledOut = limit(out.RuledOut, 16)
 	out.Unresolved = limit(out.Unresolved, 16)
 	return out
+}
+
+// scheduledWindow stretches the window of scheduled work back to its last
+// successful run: a CronJob shows a change only when it next runs, so the
+// change that broke tonight's run may be many hours older than the failure.
+func scheduledWindow(g *graph.Graph, onset time.Time, window time.Duration) time.Duration {
+	if g == nil || g.SubjectNode() == nil {
+		return window
+	}
+	s := g.SubjectNode()
+	for _, n := range []*graph.Node{s, workloadOf(g, s)} {
+		if n == nil || n.Kind != "CronJob" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, n.Fact("lastSuccessfulTime"))
+		if err != nil || !t.Before(onset) {
+			continue
+		}
+		if gap := onset.Sub(t) + time.Minute; gap > window && gap <= 7*24*time.Hour {
+			return gap
+		}
+	}
+	return window
 }
 
 type candidate struct {

@@ -947,17 +947,54 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 			continue
 		}
 		h := graphHypothesis{}
-		h.entities = []string{n.Ref(), workloadOf(g, subject).Ref(), "AtMaxReplicas"}
+		h.entities = appendUnique([]string{n.Ref()}, workloadOf(g, subject).Ref(), "AtMaxReplicas")
 		h.summary = fmt.Sprintf("%s is saturated: %s is at its maximum of %s replicas and cannot add capacity", subjectName(g), n.Ref(), n.Fact("maxReplicas"))
 		h.evidence = []string{evidenceLine(n)}
 		h.confidence = cap(0.5)
 		if strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "hpa") || strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "replicas") {
 			h.confidence = cap(0.65)
 		}
-		attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
+		if c := capChange(n, Onset(g, req.Start)); c != nil {
+			// A cap only bites at the next peak: the change that lowered it
+			// may be hours older than the saturation, and is its cause.
+			h.change = c
+			file := changedFile(*c, n.Name)
+			if strings.Contains(file, ", ") {
+				file = ""
+			}
+			h.summary += "; " + sinceChange(*c, file)
+			h.entities = appendUnique(h.entities, c.Ref(), incident.ShortRevision(c.ToRevision), file)
+			h.evidence = append(h.evidence, changeEvidence(*c, n.Ref()))
+			h.action = rollbackAction(*c)
+			h.confidence = cap(0.74)
+		} else {
+			attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
+		}
 		return []graphHypothesis{h}
 	}
 	return nil
+}
+
+// capWindow is how long before saturation a change that lowered an
+// autoscaler's maximum is still its cause: the cap shows at the next peak.
+const capWindow = 7 * 24 * time.Hour
+
+var maxReplicasLine = regexp.MustCompile(`(?m)^[-+]\s*maxReplicas:\s*(\d+)`)
+
+// capChange is the latest change before onset whose diff changed the
+// autoscaler's maxReplicas; the autoscaler's own scaling is not one.
+func capChange(hpa *graph.Node, onset time.Time) *incident.Change {
+	var best *incident.Change
+	for i := range hpa.Changes {
+		c := &hpa.Changes[i]
+		if c.At.After(onset) || onset.Sub(c.At) > capWindow || !maxReplicasLine.MatchString(c.Diff) {
+			continue
+		}
+		if best == nil || c.At.After(best.At) {
+			best = c
+		}
+	}
+	return best
 }
 
 // nodeSubjectRule: a Node subject — its conditions, its evicted pods — or,
@@ -990,6 +1027,15 @@ func nodeSubjectRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		h.confidence = 0.3
 	}
 	return []graphHypothesis{h}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func subjectNameOf(g *graph.Graph) string {
@@ -1039,6 +1085,26 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 					if e == w && hyps[i].confidence >= gh.confidence-0.05 {
 						hyps[i].confidence = cap(math.Max(0, gh.confidence-0.15))
 					}
+				}
+			}
+		}
+	}
+	// A change the subject ran after, while a later change explains the
+	// same symptom through the graph, ranks far below that change: the
+	// trouble began with the later one.
+	for _, gh := range graphHyps {
+		if gh.change == nil {
+			continue
+		}
+		for i := range hyps {
+			h := &hyps[i]
+			if h.local || h.change == nil || !gh.change.At.After(h.change.At) || h.confidence > gh.confidence {
+				continue
+			}
+			for _, w := range gh.explains {
+				if containsString(h.entities, w) {
+					h.confidence = cap(h.confidence * 0.6)
+					break
 				}
 			}
 		}

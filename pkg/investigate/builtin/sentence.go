@@ -177,13 +177,13 @@ func diffDetail(c incident.Change) string {
 		}
 	}
 	type field struct{ key, noun string }
-	for _, f := range []field{{"memory", "memory limit"}, {"image", "image"}, {"cpu", "CPU limit"}, {"replicas", "replicas"},
+	for _, f := range []field{{"maxReplicas", "maximum replicas"}, {"memory", "memory limit"}, {"image", "image"}, {"cpu", "CPU limit"}, {"replicas", "replicas"},
 		{"containerPort", "container port"}, {"port", "port"}, {"path", "path"}, {"tag", "image tag"}, {"version", "version"}} {
 		from, to := removed[f.key], added[f.key]
 		switch {
 		case from != "" && to != "" && from != to:
 			verb := "changed"
-			if f.key == "memory" || f.key == "cpu" || f.key == "replicas" {
+			if f.key == "memory" || f.key == "cpu" || f.key == "replicas" || f.key == "maxReplicas" {
 				if less(to, from) {
 					verb = "cut"
 				} else {
