@@ -61,6 +61,16 @@ func TestConvertChanges(t *testing.T) {
 	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
 }
 
+// TestDiffAspectsOfANewFile: a file's first commit did not change its
+// image, resources, env, replicas, config and chart; it created them.
+func TestDiffAspectsOfANewFile(t *testing.T) {
+	g := NewWithT(t)
+	created := "diff --git a/apps/api.yaml b/apps/api.yaml\nnew file mode 100644\n--- /dev/null\n+++ b/apps/api.yaml\n@@ -0,0 +1,4 @@\n+replicas: 3\n+image: api:1.0\n+env:\n+  memory: 1Gi\n"
+	g.Expect(diffAspects(created, "")).To(Equal([]string{"created"}))
+	modified := "diff --git a/apps/web.yaml b/apps/web.yaml\n--- a/apps/web.yaml\n+++ b/apps/web.yaml\n@@ -1,2 +1,2 @@\n resources:\n-  memory: 1Gi\n+  memory: 2Gi\n"
+	g.Expect(diffAspects(created+modified, "")).To(Equal([]string{"resources"}), "a new file's lines are not the other file's aspects")
+}
+
 func TestConvertChangesConfigMapValueEdit(t *testing.T) {
 	got := convertChanges([]whatchanged.Change{{
 		Source: "flux", Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"},
