@@ -290,21 +290,7 @@ func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incide
 		return nil, nil
 	}
 	var list runlorev1.IncidentList
-	err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingFields{workloadIndex: inc.Spec.Workload.Name})
-	if apierrors.IsBadRequest(err) {
-		// A reader without the manager's index (an uncached client, as in
-		// lore eval) lists the namespace and filters by the workload name.
-		var all runlorev1.IncidentList
-		if err := r.List(ctx, &all, client.InNamespace(inc.Namespace)); err != nil {
-			return nil, err
-		}
-		list.Items = list.Items[:0]
-		for _, it := range all.Items {
-			if it.Spec.Workload != nil && it.Spec.Workload.Name == inc.Spec.Workload.Name {
-				list.Items = append(list.Items, it)
-			}
-		}
-	} else if err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingFields{workloadIndex: inc.Spec.Workload.Name}); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
@@ -333,7 +319,7 @@ func (r *IncidentReconciler) confirmLead(ctx context.Context, members []*runlore
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	var invs runlorev1.InvestigationList
-	if err := r.liveReader().List(ctx, &invs, client.InNamespace(members[0].Namespace),
+	if err := r.APIReader.List(ctx, &invs, client.InNamespace(members[0].Namespace),
 		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*sel)}); err != nil {
 		return trigger.Storm{}, fmt.Errorf("list the storm's Investigations: %w", err)
 	}
@@ -368,7 +354,7 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	}
 	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	live, err := receiver.ConfirmPodWorkload(readCtx, r.liveReader(), w.Namespace, pod)
+	live, err := receiver.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
 	if err != nil {
 		logf.FromContext(ctx).Info("workload not confirmed; keeping the reduction from the pod name", "pod", pod, "reason", err.Error())
 		return false, nil
@@ -387,13 +373,4 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 		return false, fmt.Errorf("record the confirmed workload: %w", err)
 	}
 	return true, nil
-}
-
-// liveReader reads past the cache: the API reader, or the client itself
-// when the reconciler was built without one (it is then uncached).
-func (r *IncidentReconciler) liveReader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
-	}
-	return r.Client
 }
