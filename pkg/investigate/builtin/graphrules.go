@@ -810,6 +810,13 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		if hasFailingBeyond(g, n) {
 			continue
 		}
+		if n.Ref() == subject.Ref() {
+			if h, ok := appliedWorkloadHypothesis(req, g, n, onset, window); ok {
+				// Its health is its workloads': the failing one is the cause.
+				out = append(out, h)
+				continue
+			}
+		}
 		msg := causeMessage(n)
 		h := graphHypothesis{}
 		h.entities = []string{n.Ref()}
@@ -854,6 +861,80 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		out = append(out, h)
 	}
 	return out
+}
+
+// appliedWorkloadHypothesis: a GitOps object that is unhealthy (Degraded,
+// not Ready on its health checks) while a workload it applies is failing
+// is unhealthy because of that workload; the cause is the workload's own
+// failure, and the change that reached it through the GitOps object.
+func appliedWorkloadHypothesis(req incident.Request, g *graph.Graph, n *graph.Node, onset time.Time, window time.Duration) (graphHypothesis, bool) {
+	var best *graph.Node
+	var bestPods []*graph.Node
+	for _, e := range g.In(n.Ref()) {
+		if e.Rel != graph.RelAppliedBy {
+			continue
+		}
+		w := g.Node(e.From)
+		if w == nil || !isWorkloadKind(w.Kind) {
+			continue
+		}
+		var failingPods []*graph.Node
+		for _, p := range g.Pods(w.Ref()) {
+			if p.Failing() {
+				failingPods = append(failingPods, p)
+			}
+		}
+		if !w.Failing() && len(failingPods) == 0 {
+			continue
+		}
+		if best == nil || len(failingPods) > len(bestPods) {
+			best, bestPods = w, failingPods
+		}
+	}
+	if best == nil {
+		return graphHypothesis{}, false
+	}
+	word, message := failureWord(append(append([]*graph.Node(nil), bestPods...), best))
+	if word == "" {
+		return graphHypothesis{}, false
+	}
+	if last := lastWords(bestPods); last != "" && (word == "CrashLoopBackOff" || word == "Error") {
+		// A crash loop's back-off text says nothing; its last words do.
+		message = last
+	}
+	h := graphHypothesis{explains: []string{word}}
+	own := ""
+	for _, sy := range n.Symptoms {
+		if sy.Source != "event" {
+			own = sy.Word
+			break
+		}
+	}
+	h.entities = appendUnique([]string{n.Ref()}, best.Ref(), word)
+	h.summary = fmt.Sprintf("%s is %s because the %s it applies, %s, %s", n.Ref(), nameOr(own, "unhealthy"), best.Kind, nsName(best.Namespace, best.Name), describeFailure(word, message))
+	if message != "" && !strings.Contains(h.summary, message) {
+		h.summary += ": " + textutil.Truncate(message, 200)
+	}
+	h.evidence = []string{evidenceLine(n), evidenceLine(best)}
+	for _, p := range bestPods {
+		h.evidence = append(h.evidence, evidenceLine(p))
+		break
+	}
+	h.confidence = cap(0.7)
+	attachChange(&h, req, g, []string{best.Ref(), n.Ref()}, onset, window)
+	return h, true
+}
+
+// lastWords is the first termination message of the pods' containers.
+func lastWords(pods []*graph.Node) string {
+	for _, p := range pods {
+		for _, sy := range p.Symptoms {
+			if sy.Source == "termination" && strings.TrimSpace(sy.Message) != "" {
+				return oneLine(sy.Message)
+			}
+		}
+	}
+	return ""
 }
 
 func isGitOps(kind string) bool {

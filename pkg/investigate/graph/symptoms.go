@@ -413,6 +413,14 @@ func (st *build) argoApplication(n *Node, u *unstructured.Unstructured) {
 		msg, _ := h["message"].(string)
 		rn := st.g.Node(Ref(kind, ns, name))
 		if rn == nil {
+			switch kind {
+			case "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob":
+				// A workload is read with its pods: their state is why it
+				// is Degraded.
+				rn = st.read(kind, ns, name)
+			}
+		}
+		if rn == nil {
 			rn = st.add(&Node{Kind: kind, Namespace: ns, Name: name, Unread: true})
 		}
 		if rn == nil {
