@@ -841,6 +841,17 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		case n.Kind == "Kustomization" && pathNotFound.MatchString(msg):
 			h.summary = fmt.Sprintf("%s is not Ready because its spec.path %s does not exist in its source's artifact: %s", n.Ref(), nameOr(n.Fact("path"), "(unset)"), msg)
 			strength = 0.78
+		case isSource(n.Kind):
+			why, secret := sourceFailure(g, n, msg)
+			h.summary = fmt.Sprintf("%s cannot fetch its source: %s (%s)", n.Ref(), why, textutil.Truncate(msg, 240))
+			if secret != "" {
+				h.entities = appendUnique(h.entities, secret)
+			}
+			if n.Ref() != subject.Ref() {
+				h.summary = fmt.Sprintf("%s is stale because %s", subjectName(g), h.summary)
+				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
+				strength = 0.6
+			}
 		case n.Ref() == subject.Ref():
 			h.summary = fmt.Sprintf("%s is failing on its own spec or manifests: %s", n.Ref(), msg)
 		default:
@@ -935,6 +946,46 @@ func lastWords(pods []*graph.Node) string {
 		}
 	}
 	return ""
+}
+
+func isSource(kind string) bool {
+	switch kind {
+	case "GitRepository", "OCIRepository", "HelmRepository", "Bucket":
+		return true
+	}
+	return false
+}
+
+var (
+	sourceAuth     = regexp.MustCompile(`(?i)authentication required|access denied|unauthorized|permission denied|forbidden|could not read username|invalid credentials|\b401\b|\b403\b`)
+	sourceRef      = regexp.MustCompile(`(?i)couldn't find remote ref|reference not found|unable to resolve|revision .* not found|no such (branch|tag)|tag .* not found`)
+	sourceNetwork  = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|dial tcp|timed out|tls: |x509`)
+	sourceNotFound = regexp.MustCompile(`(?i)repository not found|404`)
+)
+
+// sourceFailure says why a Flux source cannot fetch, from its message, and
+// names the Secret holding its credentials when that is why.
+func sourceFailure(g *graph.Graph, n *graph.Node, msg string) (string, string) {
+	secret := ""
+	for _, e := range g.Out(n.Ref()) {
+		if t := g.Node(e.To); t != nil && t.Kind == "Secret" {
+			secret = t.Ref()
+		}
+	}
+	switch {
+	case sourceAuth.MatchString(msg):
+		if secret != "" {
+			return fmt.Sprintf("the server refuses the credentials in %s (expired, revoked or rotated)", secret), secret
+		}
+		return "the server refuses its credentials", ""
+	case sourceRef.MatchString(msg):
+		return "the branch, tag or revision it follows does not exist", ""
+	case sourceNotFound.MatchString(msg):
+		return "the repository does not exist at its URL (moved, renamed or deleted)", ""
+	case sourceNetwork.MatchString(msg):
+		return "the repository host cannot be reached or its certificate is not trusted", ""
+	}
+	return "the fetch fails", ""
 }
 
 func isGitOps(kind string) bool {
