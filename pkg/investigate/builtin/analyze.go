@@ -164,7 +164,10 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		h.entities = appendUnique(h.entities, best.word)
 		h.action = rollbackAction(*ch.change)
 		changeHyps = append(changeHyps, h)
-		explained[best.symptom] = true
+		if h.confidence >= 0.5 {
+			// A weak link leaves the no-change reading standing beside it.
+			explained[best.symptom] = true
+		}
 	}
 	// The change right before onset explains it; an earlier one that the
 	// workload ran healthily after ranks far below it.
@@ -339,6 +342,12 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			}
 		}
 		rollout := false
+		if touches && !ch.At.After(onset) && ranHealthyAfter(obs.Graph, ch.At, starts) {
+			// Pods it rolled out are healthy, and the failing ones started
+			// long after it: the workload ran on this change.
+			directness *= 0.5
+			via += "; pods it rolled out are healthy and the failing ones started much later"
+		}
 		if touches && !ch.At.After(onset) {
 			if d, ok := rolledOutAfter(starts, ch.At); ok {
 				// The failing pods were created right after the change: it
@@ -382,6 +391,31 @@ func failingPodStarts(g *graph.Graph) []time.Time {
 		}
 	}
 	return out
+}
+
+// ranHealthyAfter reports whether a subject pod started within minutes
+// after at is healthy while every failing pod started more than half an
+// hour after it.
+func ranHealthyAfter(g *graph.Graph, at time.Time, failingStarts []time.Time) bool {
+	if g == nil || len(failingStarts) == 0 {
+		return false
+	}
+	for _, s := range failingStarts {
+		if s.Sub(at) < 30*time.Minute {
+			return false
+		}
+	}
+	for _, n := range subjectSide(g) {
+		if n.Kind != "Pod" || n.Failing() {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, n.Fact("started")); err == nil {
+			if d := t.Sub(at); d >= 0 && d <= 10*time.Minute {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rolledOutAfter reports whether a failing pod started within minutes after
