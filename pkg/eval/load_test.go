@@ -230,6 +230,30 @@ func TestLoadRecordedState(t *testing.T) {
 		g.Expect(w.GetFinalizers()).To(BeEmpty())
 	})
 
+	t.Run("a kind without a status subresource keeps its status", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		app := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": "orders", "namespace": "argocd", "finalizers": []any{"resources-finalizer.argocd.argoproj.io"}},
+			"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git/deploy", "path": "apps/orders"}, "destination": map[string]any{"namespace": "orders"}},
+			"status": map[string]any{
+				"history":        []any{map[string]any{"id": int64(0), "revision": "195cd537cd14629eb287d073b2187a0f2505b9c6", "deployedAt": "2026-12-21T14:01:24Z"}},
+				"operationState": map[string]any{"phase": "Failed", "message": "one or more objects failed to apply", "startedAt": "2026-12-21T15:05:41Z"},
+			},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{app})
+		g.Expect(err).NotTo(HaveOccurred())
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(app.GroupVersionKind())
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "argocd", Name: "orders"}, got)).To(Succeed())
+		hist, _, _ := unstructured.NestedSlice(got.Object, "status", "history")
+		g.Expect(hist).To(HaveLen(1), "Argo CD's Application has no status subresource: its status goes in with the object")
+		phase, _, _ := unstructured.NestedString(got.Object, "status", "operationState", "phase")
+		g.Expect(phase).To(Equal("Failed"))
+		g.Expect(got.GetFinalizers()).To(BeEmpty())
+	})
+
 	t.Run("a kind recorded both namespaced and cluster-scoped is refused by name", func(t *testing.T) {
 		g := NewWithT(t)
 		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
