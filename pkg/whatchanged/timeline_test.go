@@ -189,7 +189,9 @@ type lookbackCollector struct {
 	asked *Query
 }
 
-func (l lookbackCollector) LastHealthy(context.Context, Incident) (time.Time, error) { return l.since, nil }
+func (l lookbackCollector) LastHealthy(context.Context, Incident) (time.Time, error) {
+	return l.since, nil
+}
 func (l lookbackCollector) Collect(_ context.Context, q Query) ([]Change, error) {
 	*l.asked = q
 	return l.changes, nil

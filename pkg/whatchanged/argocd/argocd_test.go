@@ -192,7 +192,7 @@ func TestFailedSyncIsAttributedToTheCommitThatChangedThePath(t *testing.T) {
 		"spec": map[string]any{"source": map[string]any{"repoURL": repo, "path": "apps/api", "targetRevision": "main"},
 			"destination": map[string]any{"namespace": "shop"}},
 		"status": map[string]any{
-			"history": []any{map[string]any{"id": int64(0), "revision": good.String(), "deployedAt": "2026-12-21T14:01:00Z"}},
+			"history":    []any{map[string]any{"id": int64(0), "revision": good.String(), "deployedAt": "2026-12-21T14:01:00Z"}},
 			"conditions": []any{map[string]any{"type": "SyncError", "message": "Failed last sync attempt", "lastTransitionTime": "2026-12-21T14:41:50Z"}},
 			"operationState": map[string]any{"phase": "Failed", "startedAt": "2026-12-21T15:05:41Z", "message": "one or more objects failed to apply",
 				"syncResult": map[string]any{"revision": other.String()}},
