@@ -38,8 +38,10 @@ import (
 // never claim more.
 const MaxConfidence = 0.8
 
-// DefaultWindow is how long before onset a change is considered.
-const DefaultWindow = 2 * time.Hour
+// DefaultWindow is how long before onset a change is considered: the
+// what-changed timeline's own window. An older change weighs less
+// (timingFactor), and less again when the workload ran healthily on it.
+const DefaultWindow = 6 * time.Hour
 
 // Symptom is one kind of trouble the tools can show.
 type Symptom string
