@@ -852,6 +852,15 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
 				strength = 0.6
 			}
+		case n.Kind == "Application" && applyReason.MatchString(msg):
+			// Argo CD names the revision it last tried, often a later one
+			// than the commit at fault; the reason is what matters.
+			h.summary = fmt.Sprintf("%s cannot sync: the API server rejects its manifests: %s", n.Ref(), textutil.Truncate(applyReason.FindStringSubmatch(msg)[1], 300))
+			if n.Ref() != subject.Ref() {
+				h.summary = fmt.Sprintf("%s is not updated because %s", subjectName(g), h.summary)
+				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
+				strength = 0.6
+			}
 		case n.Ref() == subject.Ref():
 			h.summary = fmt.Sprintf("%s is failing on its own spec or manifests: %s", n.Ref(), msg)
 		default:
@@ -924,7 +933,7 @@ func appliedWorkloadHypothesis(req incident.Request, g *graph.Graph, n *graph.No
 	h.entities = appendUnique([]string{n.Ref()}, best.Ref(), word)
 	h.summary = fmt.Sprintf("%s is %s because the %s it applies, %s, %s", n.Ref(), nameOr(own, "unhealthy"), best.Kind, nsName(best.Namespace, best.Name), describeFailure(word, message))
 	if message != "" && !strings.Contains(h.summary, message) {
-		h.summary += ": " + textutil.Truncate(message, 200)
+		h.summary += ": " + tailText(message, 240)
 	}
 	h.evidence = []string{evidenceLine(n), evidenceLine(best)}
 	for _, p := range bestPods {
@@ -936,17 +945,42 @@ func appliedWorkloadHypothesis(req incident.Request, g *graph.Graph, n *graph.No
 	return h, true
 }
 
-// lastWords is the first termination message of the pods' containers.
+// tailText keeps the end of a crash's message, where its error is, behind
+// the exit code it starts with: "exit code 1: … AccessDenied …".
+func tailText(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	head := ""
+	if strings.HasPrefix(msg, "exit code ") {
+		if i := strings.Index(msg, ": "); i > 0 {
+			head, msg = msg[:i+2], msg[i+2:]
+		}
+	}
+	cut := len(msg) - n
+	for cut < len(msg) && msg[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return head + "…" + msg[cut:]
+}
+
+// lastWords is the first termination message of the pods' containers:
+// their last run's, or the current one of a container that has exited.
 func lastWords(pods []*graph.Node) string {
 	for _, p := range pods {
 		for _, sy := range p.Symptoms {
-			if sy.Source == "termination" && strings.TrimSpace(sy.Message) != "" {
+			terminated := sy.Source == "termination" ||
+				(sy.Source == "container" || sy.Source == "init-container") && strings.HasPrefix(sy.Message, "exit code")
+			if terminated && strings.TrimSpace(sy.Message) != "" {
 				return oneLine(sy.Message)
 			}
 		}
 	}
 	return ""
 }
+
+// applyReason is the reason Argo CD quotes for objects that failed to apply.
+var applyReason = regexp.MustCompile(`failed to apply, reason: (.+)`)
 
 func isSource(kind string) bool {
 	switch kind {
@@ -1280,8 +1314,12 @@ func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.
 			h.summary = fmt.Sprintf("%s's run %s failed (%s: %s)", owner.Ref(), n.Name, failed.Word, failed.Message)
 		}
 		for _, p := range g.Pods(n.Ref()) {
-			if w, msg := failureWord([]*graph.Node{p}); w != "" && msg != "" {
-				h.summary += fmt.Sprintf("; its pod's last words: %s", textutil.Truncate(msg, 200))
+			msg := lastWords([]*graph.Node{p})
+			if msg == "" {
+				_, msg = failureWord([]*graph.Node{p})
+			}
+			if msg != "" {
+				h.summary += fmt.Sprintf("; its pod's last words: %s", tailText(msg, 240))
 				h.evidence = append(h.evidence, evidenceLine(p))
 				break
 			}
