@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -60,6 +61,9 @@ type IncidentReconciler struct {
 
 // Reconcile brings the Incident's Investigation and status up to date.
 func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	if r.APIReader == nil {
+		return ctrl.Result{}, errors.New("IncidentReconciler: APIReader is required (SetupWithManager sets the manager's)")
+	}
 	inc := &runlorev1.Incident{}
 	if err := r.Get(ctx, req.NamespacedName, inc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -156,7 +160,21 @@ func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &runlorev1.Incident{}, investigationIndex,
+	if err := IndexIncidents(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&runlorev1.Incident{}).
+		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(r.followers)).
+		Named("incident").
+		Complete(r)
+}
+
+// IndexIncidents registers the field indexes the IncidentReconciler lists
+// Incidents by (the Investigation they follow, their workload's name) on a
+// cache's indexer: the manager's in `lore serve`, the eval harness's own.
+func IndexIncidents(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &runlorev1.Incident{}, investigationIndex,
 		func(o client.Object) []string {
 			if name := o.(*runlorev1.Incident).Status.Investigation; name != "" {
 				return []string{name}
@@ -165,20 +183,13 @@ func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &runlorev1.Incident{}, workloadIndex,
+	return indexer.IndexField(ctx, &runlorev1.Incident{}, workloadIndex,
 		func(o client.Object) []string {
 			if w := o.(*runlorev1.Incident).Spec.Workload; w != nil && w.Name != "" {
 				return []string{w.Name}
 			}
 			return nil
-		}); err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&runlorev1.Incident{}).
-		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(r.followers)).
-		Named("incident").
-		Complete(r)
+		})
 }
 
 // followers are the Incidents following an Investigation, and its owner.

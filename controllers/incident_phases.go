@@ -291,21 +291,7 @@ func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incide
 		return nil, nil
 	}
 	var list runlorev1.IncidentList
-	err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingFields{workloadIndex: inc.Spec.Workload.Name})
-	if apierrors.IsBadRequest(err) {
-		// A reader without the manager's index (an uncached client, as in
-		// lore eval) lists the namespace and filters by the workload name.
-		var all runlorev1.IncidentList
-		if err := r.List(ctx, &all, client.InNamespace(inc.Namespace)); err != nil {
-			return nil, err
-		}
-		list.Items = list.Items[:0]
-		for _, it := range all.Items {
-			if it.Spec.Workload != nil && it.Spec.Workload.Name == inc.Spec.Workload.Name {
-				list.Items = append(list.Items, it)
-			}
-		}
-	} else if err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingFields{workloadIndex: inc.Spec.Workload.Name}); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
@@ -334,7 +320,7 @@ func (r *IncidentReconciler) confirmLead(ctx context.Context, members []*runlore
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	var invs runlorev1.InvestigationList
-	if err := r.liveReader().List(ctx, &invs, client.InNamespace(members[0].Namespace),
+	if err := r.APIReader.List(ctx, &invs, client.InNamespace(members[0].Namespace),
 		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*sel)}); err != nil {
 		return trigger.Storm{}, fmt.Errorf("list the storm's Investigations: %w", err)
 	}
@@ -372,7 +358,7 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	}
 	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	live, err := receiver.ConfirmPodWorkload(readCtx, r.liveReader(), w.Namespace, pod)
+	live, err := receiver.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
 	if err != nil {
 		logf.FromContext(ctx).Info("workload not confirmed; keeping the reduction from the pod name", "pod", pod, "reason", err.Error())
 		return false, nil
@@ -407,7 +393,7 @@ func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlor
 	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	var hpa autoscalingv2.HorizontalPodAutoscaler
-	if err := r.liveReader().Get(readCtx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, &hpa); err != nil {
+	if err := r.APIReader.Get(readCtx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, &hpa); err != nil {
 		reason := err.Error()
 		if apierrors.IsForbidden(err) {
 			reason = fmt.Sprintf("source unavailable: not permitted to get horizontalpodautoscalers in %s", w.Namespace)
@@ -431,13 +417,4 @@ func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlor
 		return false, fmt.Errorf("record the HorizontalPodAutoscaler's scale target: %w", err)
 	}
 	return true, nil
-}
-
-// liveReader reads past the cache: the API reader, or the client itself
-// when the reconciler was built without one (it is then uncached).
-func (r *IncidentReconciler) liveReader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
-	}
-	return r.Client
 }

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/phase"
+	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -85,7 +85,7 @@ func mirrorInvestigation(inc *runlorev1.Incident, inv *runlorev1.Investigation) 
 		inc.Status.Investigation = inv.Name
 		inc.Status.Cause, inc.Status.Confidence = "", inv.Status.Confidence
 		if inv.Status.Result != nil && len(inv.Status.Result.RootCauses) > 0 {
-			inc.Status.Cause = phase.Truncate(inv.Status.Result.RootCauses[0].Summary, 512)
+			inc.Status.Cause = investigate.ShortCause(inv.Status.Result.RootCauses[0].Summary)
 		}
 	}
 	switch {

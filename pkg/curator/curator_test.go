@@ -505,3 +505,32 @@ func FuzzRenderDraft(f *testing.F) {
 		}
 	})
 }
+
+func TestCatalogTitleFromTheStructuredCause(t *testing.T) {
+	flux := &runlorev1.ChangeReference{Source: "flux", Object: &runlorev1.ObjectReference{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}}
+	for _, tt := range []struct {
+		name string
+		rc   runlorev1.RootCause
+		want string
+	}{
+		{"a change's aspect", runlorev1.RootCause{
+			Summary:  "payments/api is OOMKilled since Flux Kustomization flux-system/apps applied ae7aaa9, which cut its memory limit 512Mi → 256Mi in apps/payments/api.yaml",
+			Entities: []string{"Kustomization/flux-system/apps", "ae7aaa9", "apps/payments/api.yaml", "Deployment/payments/api", "OOMKilled"}, ChangeRef: flux},
+			"payments/api OOMKilled after memory limit cut"},
+		{"the object at fault", runlorev1.RootCause{
+			Summary:  "payments/api is in CrashLoopBackOff because its dependency Deployment/payments/redis is down: Service redis has no ready endpoint at 2026-12-03T09:14:52Z",
+			Entities: []string{"Deployment/payments/redis", "Service/payments/redis", "Deployment/payments/api", "CrashLoopBackOff"}},
+			"payments/api CrashLoopBackOff from Deployment payments/redis"},
+		{"an applier is not the fault", runlorev1.RootCause{
+			Summary:  "payments/api fails its health probes (Unhealthy) since Flux Kustomization flux-system/apps applied 52359f2 in apps/api.yaml",
+			Entities: []string{"Kustomization/flux-system/apps", "52359f2", "Deployment/payments/api", "Unhealthy"}, ChangeRef: flux},
+			"payments/api Unhealthy after a Kustomization change"},
+		{"no condition word: the first clause, no timestamp", runlorev1.RootCause{
+			Summary: "Memory limit lowered from 512Mi to 128Mi; applied at 2026-12-03T09:14:52Z"},
+			"Memory limit lowered from 512Mi to 128Mi"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(catalogTitle("payments/api", &tt.rc)).To(Equal(tt.want))
+		})
+	}
+}

@@ -93,7 +93,10 @@ func RenderDraft(in DraftInput) (*Draft, error) {
 
 	inc := in.Incident
 	cause := oneLine(top.Summary)
-	title := textutil.TruncateMark(cause, okf.MaxTitleBytes, "…")
+	title := textutil.TruncateMark(oneLine(catalogTitle(in.Resource, top)), okf.MaxTitleBytes, "…")
+	if title == "" {
+		title = textutil.TruncateMark(cause, okf.MaxTitleBytes, "…")
+	}
 	description := textutil.TruncateMark(oneLine(fmt.Sprintf("%s on %s: %s", firstNonEmpty(inc.Spec.AlertName, inc.Spec.Title, "incident"), in.Resource, cause)), 400, "…")
 
 	conf, _ := effectiveConfidence(top, in.Verify)

@@ -281,7 +281,12 @@ func Run(ctx context.Context, cfg *rest.Config, c client.Client, scenarios []Sce
 		return r, err
 	}
 	defer func() { _ = index.Close() }()
-	op := &operator{c: c, core: core, index: index, mirrors: mirrors,
+	cached, stopCache, err := cachedClient(ctx, cfg, c.Scheme())
+	if err != nil {
+		return r, err
+	}
+	defer stopCache()
+	op := &operator{c: c, cached: cached, core: core, index: index, mirrors: mirrors,
 		syncer: catalog.NewSyncer(index, filepath.Join(tmp, "catalogs"))}
 	// The operator's namespace is part of the baseline: it outlives every
 	// scenario, what a scenario writes into it does not.

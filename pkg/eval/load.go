@@ -89,7 +89,12 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 				err := c.Status().Update(ctx, written)
 				switch {
 				case apierrors.IsNotFound(err):
-					// No status subresource: the status went in with the object.
+					// No status subresource (Argo CD's Application has
+					// none): status is written with the object itself.
+					written.Object["status"] = status
+					if err := c.Update(ctx, written); err != nil {
+						return out, fmt.Errorf("write status of %s: %w", ref, err)
+					}
 				case err != nil:
 					return out, fmt.Errorf("write status of %s: %w", ref, err)
 				}
@@ -188,6 +193,9 @@ func repointOwners(o *unstructured.Unstructured, uids map[ownerKey]types.UID) {
 		k := ownerKeyOf(o, r)
 		if uid, ok := uids[k]; ok {
 			refs[i].UID = uid
+			if r.Kind == "Job" && r.Controller != nil && *r.Controller {
+				repointUIDLabels(o, uid)
+			}
 			continue
 		}
 		// An owner of a namespaced object may be cluster-scoped.
@@ -201,6 +209,27 @@ func repointOwners(o *unstructured.Unstructured, uids map[ownerKey]types.UID) {
 		}
 	}
 	o.SetOwnerReferences(refs)
+}
+
+// uidLabels are the labels a Job stamps its pods with (and selects them by):
+// its own uid, which the test server allocates anew.
+var uidLabels = []string{"batch.kubernetes.io/controller-uid", "controller-uid"}
+
+// repointUIDLabels sets the Job uid labels of a pod the Job controls to the
+// uid the Job was created with, so the selector the API server generated
+// for it still selects its recorded pods.
+func repointUIDLabels(o *unstructured.Unstructured, created types.UID) {
+	labels := o.GetLabels()
+	changed := false
+	for _, k := range uidLabels {
+		if _, ok := labels[k]; ok {
+			labels[k] = string(created)
+			changed = true
+		}
+	}
+	if changed {
+		o.SetLabels(labels)
+	}
 }
 
 // creationOrder puts Namespaces and CRDs first, then every other object

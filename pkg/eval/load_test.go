@@ -26,6 +26,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -228,6 +229,59 @@ func TestLoadRecordedState(t *testing.T) {
 		g.Expect(conds).To(HaveLen(1), "status is written through the status subresource")
 		g.Expect(conds[0].(map[string]any)["reason"]).To(Equal("NotIssued"))
 		g.Expect(w.GetFinalizers()).To(BeEmpty())
+	})
+
+	t.Run("a kind without a status subresource keeps its status", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		app := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": "orders", "namespace": "argocd", "finalizers": []any{"resources-finalizer.argocd.argoproj.io"}},
+			"spec":     map[string]any{"project": "default", "source": map[string]any{"repoURL": "git/deploy", "path": "apps/orders"}, "destination": map[string]any{"namespace": "orders"}},
+			"status": map[string]any{
+				"history":        []any{map[string]any{"id": int64(0), "revision": "195cd537cd14629eb287d073b2187a0f2505b9c6", "deployedAt": "2026-12-21T14:01:24Z"}},
+				"operationState": map[string]any{"phase": "Failed", "message": "one or more objects failed to apply", "startedAt": "2026-12-21T15:05:41Z"},
+			},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{app})
+		g.Expect(err).NotTo(HaveOccurred())
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(app.GroupVersionKind())
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "argocd", Name: "orders"}, got)).To(Succeed())
+		hist, _, _ := unstructured.NestedSlice(got.Object, "status", "history")
+		g.Expect(hist).To(HaveLen(1), "Argo CD's Application has no status subresource: its status goes in with the object")
+		phase, _, _ := unstructured.NestedString(got.Object, "status", "operationState", "phase")
+		g.Expect(phase).To(Equal("Failed"))
+		g.Expect(got.GetFinalizers()).To(BeEmpty())
+	})
+
+	t.Run("a Job's generated selector still selects its recorded pods", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		const recorded = "e42439ee-7a81-4f63-af3e-ea768daaec8c"
+		uidLabels := map[string]any{"batch.kubernetes.io/controller-uid": recorded, "controller-uid": recorded, "job-name": "backup-1"}
+		job := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "backup-1", "namespace": "ops", "uid": recorded, "labels": uidLabels},
+			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never",
+				"containers": []any{map[string]any{"name": "backup", "image": "pg-backup:1"}}}}},
+		}}
+		pod := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "backup-1-x7q2n", "namespace": "ops", "labels": uidLabels,
+				"ownerReferences": []any{map[string]any{"apiVersion": "batch/v1", "kind": "Job", "name": "backup-1", "uid": recorded, "controller": true}}},
+			"spec": map[string]any{"restartPolicy": "Never", "containers": []any{map[string]any{"name": "backup", "image": "pg-backup:1"}}},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{pod, job})
+		g.Expect(err).NotTo(HaveOccurred())
+		var j batchv1.Job
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ops", Name: "backup-1"}, &j)).To(Succeed())
+		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+		g.Expect(err).NotTo(HaveOccurred())
+		var pods corev1.PodList
+		g.Expect(c.List(ctx, &pods, client.InNamespace("ops"), client.MatchingLabelsSelector{Selector: sel})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1), "the pod's uid labels follow the Job's new uid")
+		g.Expect(pods.Items[0].OwnerReferences[0].UID).To(Equal(j.UID))
 	})
 
 	t.Run("a kind recorded both namespaced and cluster-scoped is refused by name", func(t *testing.T) {

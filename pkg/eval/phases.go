@@ -72,7 +72,9 @@ const maxReconciles = 8 * (phase.MaxAttempts + 1)
 // `lore serve` builds them but on the scenario's clock and over a direct
 // client.
 type operator struct {
-	c       client.Client
+	c client.Client
+	// cached reads through an informer cache, as the manager's client.
+	cached  client.Client
 	core    kubernetes.Interface
 	index   *catalog.Index
 	syncer  *catalog.Syncer
@@ -170,13 +172,29 @@ func (o *operator) run(ctx context.Context, s Scenario, engine *investigate.Engi
 	}
 	defer func() { cs.PhasePath = path.get() }()
 
-	incidents := &controllers.IncidentReconciler{Client: o.c, APIReader: o.c, Recorder: recorder, OperatorNamespace: OperatorNamespace, Now: now}
+	// The Incident reconciler reads through an informer cache with the
+	// indexes production registers, as under the manager; each reconcile
+	// waits for the cache to observe the writes before it, as a watch
+	// event would.
+	incKey := types.NamespacedName{Namespace: inc.Namespace, Name: inc.Name}
+	incidents := &controllers.IncidentReconciler{Client: o.cached, APIReader: o.c, Recorder: recorder, OperatorNamespace: OperatorNamespace, Now: now}
+	reconcileIncident := func(inv *runlorev1.Investigation) error {
+		if err := awaitCached(ctx, o.cached, o.c, incKey, &runlorev1.Incident{}); err != nil {
+			return err
+		}
+		if inv != nil {
+			if err := awaitCached(ctx, o.cached, o.c, client.ObjectKeyFromObject(inv), &runlorev1.Investigation{}); err != nil {
+				return err
+			}
+		}
+		_, err := incidents.Reconcile(ctx, ctrl.Request{NamespacedName: incKey})
+		return err
+	}
 	investigations := &controllers.InvestigationReconciler{Client: o.c, APIReader: o.c, Recorder: recorder,
 		Machine: &phase.Machine{Steps: wrapped, Now: now}}
-	incKey := types.NamespacedName{Namespace: inc.Namespace, Name: inc.Name}
 	var inv *runlorev1.Investigation
 	for i := 0; i < 4 && inv == nil; i++ {
-		if _, err := incidents.Reconcile(ctx, ctrl.Request{NamespacedName: incKey}); err != nil {
+		if err := reconcileIncident(nil); err != nil {
 			return nil, fmt.Errorf("reconcile incident %s: %w", incKey, err)
 		}
 		if inv, err = investigationOf(ctx, o.c, incKey); err != nil {
@@ -202,7 +220,7 @@ func (o *operator) run(ctx context.Context, s Scenario, engine *investigate.Engi
 		}
 	}
 	// Mirror the Investigation into the Incident, as the manager would.
-	_, _ = incidents.Reconcile(ctx, ctrl.Request{NamespacedName: incKey})
+	_ = reconcileIncident(inv)
 	return inv, nil
 }
 

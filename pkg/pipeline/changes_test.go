@@ -32,7 +32,9 @@ func TestAspects(t *testing.T) {
 		name, diff string
 		want       []string
 	}{
-		{"unified diff reads only changed lines", "@@ -1,3 +1,3 @@\n image: api:1.0\n-        memory: 512Mi\n+        memory: 256Mi\n", []string{"resources"}},
+		{"unified diff reads only changed lines", "@@ -1,4 +1,4 @@\n       image: api:1.0\n       resources:\n-        memory: 512Mi\n+        memory: 256Mi\n", []string{"resources"}},
+		{"a changed line is read with its parent keys", "@@ -20,6 +20,6 @@\n         image: ledger:2.1\n         livenessProbe:\n           httpGet: {path: /health, port: 8081}\n-          initialDelaySeconds: 60\n+          initialDelaySeconds: 5\n", []string{"probes"}},
+		{"parent keys, not their values", "@@ -1,3 +1,3 @@\n - name: image-resizer\n   spec:\n-    replicas: 2\n+    replicas: 3\n", []string{"replicas"}},
 		{"header lines are not changes", "--- a/deploy.yaml\n+++ b/deploy.yaml\n@@ -1 +1 @@\n-replicas: 2\n+replicas: 3\n", []string{"replicas"}},
 		{"field-by-field diff", "container api: image: api:1.0 -> api:1.1\ncontainer api: readinessProbe.httpGet.path: /healthz -> /ready", []string{"image", "probes"}},
 		{"nothing recognisable", "@@ -1 +1 @@\n-# comment\n+# other comment\n", nil},
@@ -57,6 +59,16 @@ func TestConvertChanges(t *testing.T) {
 	g.Expect(got[0].Aspects).To(Equal([]string{"resources"}))
 	g.Expect(got[0].At).To(Equal(at))
 	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
+}
+
+// TestDiffAspectsOfANewFile: a file's first commit did not change its
+// image, resources, env, replicas, config and chart; it created them.
+func TestDiffAspectsOfANewFile(t *testing.T) {
+	g := NewWithT(t)
+	created := "diff --git a/apps/api.yaml b/apps/api.yaml\nnew file mode 100644\n--- /dev/null\n+++ b/apps/api.yaml\n@@ -0,0 +1,4 @@\n+replicas: 3\n+image: api:1.0\n+env:\n+  memory: 1Gi\n"
+	g.Expect(diffAspects(created, "")).To(Equal([]string{"created"}))
+	modified := "diff --git a/apps/web.yaml b/apps/web.yaml\n--- a/apps/web.yaml\n+++ b/apps/web.yaml\n@@ -1,2 +1,2 @@\n resources:\n-  memory: 1Gi\n+  memory: 2Gi\n"
+	g.Expect(diffAspects(created+modified, "")).To(Equal([]string{"resources"}), "a new file's lines are not the other file's aspects")
 }
 
 func TestConvertChangesConfigMapValueEdit(t *testing.T) {

@@ -44,6 +44,17 @@ type Query struct {
 	To       time.Time
 }
 
+// Lookback is implemented by a collector that knows since when the
+// incident's subject last ran healthily, when that can be earlier than the
+// window: scheduled work shows a change only at its next run. Zero means
+// the collector does not know.
+type Lookback interface {
+	LastHealthy(ctx context.Context, inc Incident) (time.Time, error)
+}
+
+// MaxLookback bounds how far a Lookback stretches a timeline's window.
+const MaxLookback = 7 * 24 * time.Hour
+
 // DefaultMaxChanges bounds a timeline when Finder.MaxChanges is zero.
 const DefaultMaxChanges = 50
 
@@ -96,6 +107,12 @@ func (f *Finder) Timeline(ctx context.Context, inc Incident, window time.Duratio
 	if q.To.Before(inc.Start) {
 		q.To = inc.Start
 	}
+	since, lookWarnings := f.lookback(ctx, inc)
+	if !since.IsZero() && since.Before(q.From) && inc.Start.Sub(since) <= MaxLookback {
+		// The window reaches back to the subject's last healthy run.
+		q.From = since.Add(-time.Minute)
+		window = inc.Start.Sub(q.From)
+	}
 
 	type result struct {
 		i       int
@@ -135,7 +152,7 @@ wait:
 		}
 	}
 
-	rep := Report{Incident: inc, From: q.From, To: q.To}
+	rep := Report{Incident: inc, From: q.From, To: q.To, Warnings: lookWarnings}
 	var all []Change
 	for i, r := range results {
 		name := f.Collectors[i].Name()
@@ -167,6 +184,35 @@ wait:
 	}
 	rep.Changes = all
 	return rep, nil
+}
+
+// lookback asks the collectors that implement Lookback since when the
+// subject last ran healthily, each under the collector timeout; the
+// earliest answer counts. A failed answer is a warning, not an error.
+func (f *Finder) lookback(ctx context.Context, inc Incident) (time.Time, []string) {
+	timeout := f.CollectorTimeout
+	if timeout <= 0 {
+		timeout = DefaultCollectorTimeout
+	}
+	var since time.Time
+	var warns []string
+	for _, c := range f.Collectors {
+		lb, ok := c.(Lookback)
+		if !ok {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		t, err := lb.LastHealthy(lctx, inc)
+		cancel()
+		if err != nil {
+			warns = append(warns, warnings(c.Name(), err)...)
+			continue
+		}
+		if !t.IsZero() && (since.IsZero() || t.Before(since)) {
+			since = t
+		}
+	}
+	return since, warns
 }
 
 // warnings renders a collector's error: each unavailable source (a read

@@ -181,3 +181,40 @@ func TestFromIncident(t *testing.T) {
 		})
 	}
 }
+
+// lookbackCollector reports a last healthy time and the query it was asked.
+type lookbackCollector struct {
+	staticCollector
+	since time.Time
+	asked *Query
+}
+
+func (l lookbackCollector) LastHealthy(context.Context, Incident) (time.Time, error) {
+	return l.since, nil
+}
+func (l lookbackCollector) Collect(_ context.Context, q Query) ([]Change, error) {
+	*l.asked = q
+	return l.changes, nil
+}
+
+func TestTimelineReachesBackToTheLastHealthyRun(t *testing.T) {
+	g := NewWithT(t)
+	start := time.Date(2026, 12, 15, 2, 35, 0, 0, time.UTC)
+	culprit := Change{Source: SourceFlux, Object: ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "ops"}, At: start.Add(-9 * time.Hour)}
+	var asked Query
+	f := &Finder{Collectors: []Collector{lookbackCollector{staticCollector: staticCollector{name: "kubernetes", changes: []Change{culprit}},
+		since: start.Add(-24*time.Hour - 28*time.Minute), asked: &asked}}, Now: func() time.Time { return start.Add(5 * time.Minute) }}
+	inc := Incident{Namespace: "ops", Kind: "CronJob", Name: "db-backup", Start: start}
+	rep, err := f.Timeline(context.Background(), inc, 6*time.Hour)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rep.Changes).To(HaveLen(1), "a change 9h before a nightly run is inside the stretched window")
+	g.Expect(asked.From).To(BeTemporally("<", start.Add(-24*time.Hour)))
+
+	// Beyond MaxLookback the window stays as asked.
+	f.Collectors = []Collector{lookbackCollector{staticCollector: staticCollector{name: "kubernetes", changes: []Change{culprit}},
+		since: start.Add(-MaxLookback - time.Hour), asked: &asked}}
+	rep, err = f.Timeline(context.Background(), inc, 6*time.Hour)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rep.Changes).To(BeEmpty())
+	g.Expect(asked.From).To(BeTemporally("==", start.Add(-6*time.Hour)))
+}

@@ -38,8 +38,10 @@ import (
 // never claim more.
 const MaxConfidence = 0.8
 
-// DefaultWindow is how long before onset a change is considered.
-const DefaultWindow = 2 * time.Hour
+// DefaultWindow is how long before onset a change is considered: the
+// what-changed timeline's own window. An older change weighs less
+// (timingFactor), and less again when the workload ran healthily on it.
+const DefaultWindow = 6 * time.Hour
 
 // Symptom is one kind of trouble the tools can show.
 type Symptom string
@@ -100,6 +102,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		g.AttachChanges(req.Changes)
 		onset = Onset(g, req.Start)
 	}
+	window = scheduledWindow(g, onset, window)
 	symptoms := detect(req, obs, now)
 	out := &runlorev1.Finding{}
 	var hyps []hypothesis
@@ -163,7 +166,10 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		h.entities = appendUnique(h.entities, best.word)
 		h.action = rollbackAction(*ch.change)
 		changeHyps = append(changeHyps, h)
-		explained[best.symptom] = true
+		if h.confidence >= 0.5 {
+			// A weak link leaves the no-change reading standing beside it.
+			explained[best.symptom] = true
+		}
 	}
 	// The change right before onset explains it; an earlier one that the
 	// workload ran healthily after ranks far below it.
@@ -210,6 +216,17 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			out.SuggestedActions = append(out.SuggestedActions, *h.action)
 		}
 	}
+	if len(hyps) > 0 && hyps[0].change != nil {
+		// The top cause's change is not also "ruled out".
+		c := hyps[0].change
+		keep := out.RuledOut[:0]
+		for _, r := range out.RuledOut {
+			if !(strings.HasPrefix(r, c.Ref()+" ") && strings.Contains(r, c.At.UTC().Format(time.RFC3339))) {
+				keep = append(keep, r)
+			}
+		}
+		out.RuledOut = keep
+	}
 	out.Unresolved = unresolved(req, obs, symptoms, hyps)
 	if len(graphHyps) > 0 {
 		out.Unresolved = dropPrefix(out.Unresolved, "the tools show no failing pods")
@@ -230,6 +247,29 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	out.RuledOut = limit(out.RuledOut, 16)
 	out.Unresolved = limit(out.Unresolved, 16)
 	return out
+}
+
+// scheduledWindow stretches the window of scheduled work back to its last
+// successful run: a CronJob shows a change only when it next runs, so the
+// change that broke tonight's run may be many hours older than the failure.
+func scheduledWindow(g *graph.Graph, onset time.Time, window time.Duration) time.Duration {
+	if g == nil || g.SubjectNode() == nil {
+		return window
+	}
+	s := g.SubjectNode()
+	for _, n := range []*graph.Node{s, workloadOf(g, s)} {
+		if n == nil || n.Kind != "CronJob" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, n.Fact("lastSuccessfulTime"))
+		if err != nil || !t.Before(onset) {
+			continue
+		}
+		if gap := onset.Sub(t) + time.Minute; gap > window && gap <= 7*24*time.Hour {
+			return gap
+		}
+	}
+	return window
 }
 
 type candidate struct {
@@ -304,6 +344,12 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			}
 		}
 		rollout := false
+		if touches && !ch.At.After(onset) && ranHealthyAfter(obs.Graph, ch.At, starts) {
+			// Pods it rolled out are healthy, and the failing ones started
+			// long after it: the workload ran on this change.
+			directness *= 0.5
+			via += "; pods it rolled out are healthy and the failing ones started much later"
+		}
 		if touches && !ch.At.After(onset) {
 			if d, ok := rolledOutAfter(starts, ch.At); ok {
 				// The failing pods were created right after the change: it
@@ -347,6 +393,31 @@ func failingPodStarts(g *graph.Graph) []time.Time {
 		}
 	}
 	return out
+}
+
+// ranHealthyAfter reports whether a subject pod started within minutes
+// after at is healthy while every failing pod started more than half an
+// hour after it.
+func ranHealthyAfter(g *graph.Graph, at time.Time, failingStarts []time.Time) bool {
+	if g == nil || len(failingStarts) == 0 {
+		return false
+	}
+	for _, s := range failingStarts {
+		if s.Sub(at) < 30*time.Minute {
+			return false
+		}
+	}
+	for _, n := range subjectSide(g) {
+		if n.Kind != "Pod" || n.Failing() {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, n.Fact("started")); err == nil {
+			if d := t.Sub(at); d >= 0 && d <= 10*time.Minute {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rolledOutAfter reports whether a failing pod started within minutes after
@@ -576,7 +647,40 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 	if has(out, OOMKilled) {
 		out = without(out, CrashLoopBackOff)
 	}
+	// A crash loop of a container the kubelet keeps killing for failed
+	// liveness probes is the probe: the restarts are the kubelet's.
+	if livenessKills(req, obs) && has(out, ProbeFailure) && has(out, CrashLoopBackOff) {
+		for i := range out {
+			if out[i].symptom == ProbeFailure {
+				out[i].detail = "the kubelet kills its containers after failed liveness probes, so they restart in a loop (CrashLoopBackOff)"
+				out[i].aspects["probes"] = 0.9
+				out[i].aspects["ports"] = 0.85
+				out[i].alone = 0.45
+				out[i].aloneSummary = fmt.Sprintf("%s restarts in a loop because its liveness probe fails and the kubelet kills it; nothing changed that explains it", nameOr(workload, "the workload"))
+			}
+		}
+		out = without(out, CrashLoopBackOff)
+	}
 	return out
+}
+
+// livenessKills reports whether the subject's Events say the kubelet killed
+// its containers because a liveness probe failed.
+func livenessKills(req incident.Request, obs Observations) bool {
+	failed, killed := false, false
+	for _, e := range obs.Events {
+		if req.Workload != "" && !strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload) {
+			continue
+		}
+		msg := strings.ToLower(e.Message)
+		switch {
+		case e.Reason == "Unhealthy" && strings.Contains(msg, "liveness probe failed"):
+			failed = true
+		case e.Reason == "Killing" && strings.Contains(msg, "liveness probe"):
+			killed = true
+		}
+	}
+	return failed && killed
 }
 
 // pullErrors tell apart why an image cannot be pulled, from the kubelet's

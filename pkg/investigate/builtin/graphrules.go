@@ -495,10 +495,21 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	}
 	h.change = best
 	rev := incident.ShortRevision(best.ToRevision)
-	h.summary += fmt.Sprintf("; %s changed it at %s (%s)", best.Ref(), best.At.UTC().Format(time.RFC3339), nameOr(rev, "no revision"))
+	name := ""
+	if bestNode != nil {
+		name = bestNode.Name
+	}
+	file := changedFile(*best, name)
+	if strings.Contains(file, ", ") {
+		file = ""
+	}
+	h.summary += "; " + sinceChange(*best, file)
 	h.entities = appendUnique(h.entities, best.Ref())
 	if rev != "" {
 		h.entities = appendUnique(h.entities, rev)
+	}
+	if file != "" {
+		h.entities = appendUnique(h.entities, file)
 	}
 	h.evidence = append(h.evidence, changeEvidence(*best, ""))
 	h.action = rollbackAction(*best)
@@ -799,6 +810,13 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		if hasFailingBeyond(g, n) {
 			continue
 		}
+		if n.Ref() == subject.Ref() {
+			if h, ok := appliedWorkloadHypothesis(req, g, n, onset, window); ok {
+				// Its health is its workloads': the failing one is the cause.
+				out = append(out, h)
+				continue
+			}
+		}
 		msg := causeMessage(n)
 		h := graphHypothesis{}
 		h.entities = []string{n.Ref()}
@@ -823,6 +841,26 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		case n.Kind == "Kustomization" && pathNotFound.MatchString(msg):
 			h.summary = fmt.Sprintf("%s is not Ready because its spec.path %s does not exist in its source's artifact: %s", n.Ref(), nameOr(n.Fact("path"), "(unset)"), msg)
 			strength = 0.78
+		case isSource(n.Kind):
+			why, secret := sourceFailure(g, n, msg)
+			h.summary = fmt.Sprintf("%s cannot fetch its source: %s (%s)", n.Ref(), why, textutil.Truncate(msg, 240))
+			if secret != "" {
+				h.entities = appendUnique(h.entities, secret)
+			}
+			if n.Ref() != subject.Ref() {
+				h.summary = fmt.Sprintf("%s is stale because %s", subjectName(g), h.summary)
+				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
+				strength = 0.6
+			}
+		case n.Kind == "Application" && applyReason.MatchString(msg):
+			// Argo CD names the revision it last tried, often a later one
+			// than the commit at fault; the reason is what matters.
+			h.summary = fmt.Sprintf("%s cannot sync: the API server rejects its manifests: %s", n.Ref(), textutil.Truncate(applyReason.FindStringSubmatch(msg)[1], 300))
+			if n.Ref() != subject.Ref() {
+				h.summary = fmt.Sprintf("%s is not updated because %s", subjectName(g), h.summary)
+				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
+				strength = 0.6
+			}
 		case n.Ref() == subject.Ref():
 			h.summary = fmt.Sprintf("%s is failing on its own spec or manifests: %s", n.Ref(), msg)
 		default:
@@ -843,6 +881,145 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		out = append(out, h)
 	}
 	return out
+}
+
+// appliedWorkloadHypothesis: a GitOps object that is unhealthy (Degraded,
+// not Ready on its health checks) while a workload it applies is failing
+// is unhealthy because of that workload; the cause is the workload's own
+// failure, and the change that reached it through the GitOps object.
+func appliedWorkloadHypothesis(req incident.Request, g *graph.Graph, n *graph.Node, onset time.Time, window time.Duration) (graphHypothesis, bool) {
+	var best *graph.Node
+	var bestPods []*graph.Node
+	for _, e := range g.In(n.Ref()) {
+		if e.Rel != graph.RelAppliedBy {
+			continue
+		}
+		w := g.Node(e.From)
+		if w == nil || !isWorkloadKind(w.Kind) {
+			continue
+		}
+		var failingPods []*graph.Node
+		for _, p := range g.Pods(w.Ref()) {
+			if p.Failing() {
+				failingPods = append(failingPods, p)
+			}
+		}
+		if !w.Failing() && len(failingPods) == 0 {
+			continue
+		}
+		if best == nil || len(failingPods) > len(bestPods) {
+			best, bestPods = w, failingPods
+		}
+	}
+	if best == nil {
+		return graphHypothesis{}, false
+	}
+	word, message := failureWord(append(append([]*graph.Node(nil), bestPods...), best))
+	if word == "" {
+		return graphHypothesis{}, false
+	}
+	if last := lastWords(bestPods); last != "" && (word == "CrashLoopBackOff" || word == "Error") {
+		// A crash loop's back-off text says nothing; its last words do.
+		message = last
+	}
+	h := graphHypothesis{explains: []string{word}}
+	own := ""
+	for _, sy := range n.Symptoms {
+		if sy.Source != "event" {
+			own = sy.Word
+			break
+		}
+	}
+	h.entities = appendUnique([]string{n.Ref()}, best.Ref(), word)
+	h.summary = fmt.Sprintf("%s is %s because the %s it applies, %s, %s", n.Ref(), nameOr(own, "unhealthy"), best.Kind, nsName(best.Namespace, best.Name), describeFailure(word, message))
+	if message != "" && !strings.Contains(h.summary, message) {
+		h.summary += ": " + tailText(message, 240)
+	}
+	h.evidence = []string{evidenceLine(n), evidenceLine(best)}
+	for _, p := range bestPods {
+		h.evidence = append(h.evidence, evidenceLine(p))
+		break
+	}
+	h.confidence = cap(0.7)
+	attachChange(&h, req, g, []string{best.Ref(), n.Ref()}, onset, window)
+	return h, true
+}
+
+// tailText keeps the end of a crash's message, where its error is, behind
+// the exit code it starts with: "exit code 1: … AccessDenied …".
+func tailText(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	head := ""
+	if strings.HasPrefix(msg, "exit code ") {
+		if i := strings.Index(msg, ": "); i > 0 {
+			head, msg = msg[:i+2], msg[i+2:]
+		}
+	}
+	cut := len(msg) - n
+	for cut < len(msg) && msg[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return head + "…" + msg[cut:]
+}
+
+// lastWords is the first termination message of the pods' containers:
+// their last run's, or the current one of a container that has exited.
+func lastWords(pods []*graph.Node) string {
+	for _, p := range pods {
+		for _, sy := range p.Symptoms {
+			terminated := sy.Source == "termination" ||
+				(sy.Source == "container" || sy.Source == "init-container") && strings.HasPrefix(sy.Message, "exit code")
+			if terminated && strings.TrimSpace(sy.Message) != "" {
+				return oneLine(sy.Message)
+			}
+		}
+	}
+	return ""
+}
+
+// applyReason is the reason Argo CD quotes for objects that failed to apply.
+var applyReason = regexp.MustCompile(`failed to apply, reason: (.+)`)
+
+func isSource(kind string) bool {
+	switch kind {
+	case "GitRepository", "OCIRepository", "HelmRepository", "Bucket":
+		return true
+	}
+	return false
+}
+
+var (
+	sourceAuth     = regexp.MustCompile(`(?i)authentication required|access denied|unauthorized|permission denied|forbidden|could not read username|invalid credentials|\b401\b|\b403\b`)
+	sourceRef      = regexp.MustCompile(`(?i)couldn't find remote ref|reference not found|unable to resolve|revision .* not found|no such (branch|tag)|tag .* not found`)
+	sourceNetwork  = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|dial tcp|timed out|tls: |x509`)
+	sourceNotFound = regexp.MustCompile(`(?i)repository not found|404`)
+)
+
+// sourceFailure says why a Flux source cannot fetch, from its message, and
+// names the Secret holding its credentials when that is why.
+func sourceFailure(g *graph.Graph, n *graph.Node, msg string) (string, string) {
+	secret := ""
+	for _, e := range g.Out(n.Ref()) {
+		if t := g.Node(e.To); t != nil && t.Kind == "Secret" {
+			secret = t.Ref()
+		}
+	}
+	switch {
+	case sourceAuth.MatchString(msg):
+		if secret != "" {
+			return fmt.Sprintf("the server refuses the credentials in %s (expired, revoked or rotated)", secret), secret
+		}
+		return "the server refuses its credentials", ""
+	case sourceRef.MatchString(msg):
+		return "the branch, tag or revision it follows does not exist", ""
+	case sourceNotFound.MatchString(msg):
+		return "the repository does not exist at its URL (moved, renamed or deleted)", ""
+	case sourceNetwork.MatchString(msg):
+		return "the repository host cannot be reached or its certificate is not trusted", ""
+	}
+	return "the fetch fails", ""
 }
 
 func isGitOps(kind string) bool {
@@ -936,17 +1113,54 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 			continue
 		}
 		h := graphHypothesis{}
-		h.entities = []string{n.Ref(), workloadOf(g, subject).Ref(), "AtMaxReplicas"}
+		h.entities = appendUnique([]string{n.Ref()}, workloadOf(g, subject).Ref(), "AtMaxReplicas")
 		h.summary = fmt.Sprintf("%s is saturated: %s is at its maximum of %s replicas and cannot add capacity", subjectName(g), n.Ref(), n.Fact("maxReplicas"))
 		h.evidence = []string{evidenceLine(n)}
 		h.confidence = cap(0.5)
 		if strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "hpa") || strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "replicas") {
 			h.confidence = cap(0.65)
 		}
-		attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
+		if c := capChange(n, Onset(g, req.Start)); c != nil {
+			// A cap only bites at the next peak: the change that lowered it
+			// may be hours older than the saturation, and is its cause.
+			h.change = c
+			file := changedFile(*c, n.Name)
+			if strings.Contains(file, ", ") {
+				file = ""
+			}
+			h.summary += "; " + sinceChange(*c, file)
+			h.entities = appendUnique(h.entities, c.Ref(), incident.ShortRevision(c.ToRevision), file)
+			h.evidence = append(h.evidence, changeEvidence(*c, n.Ref()))
+			h.action = rollbackAction(*c)
+			h.confidence = cap(0.74)
+		} else {
+			attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
+		}
 		return []graphHypothesis{h}
 	}
 	return nil
+}
+
+// capWindow is how long before saturation a change that lowered an
+// autoscaler's maximum is still its cause: the cap shows at the next peak.
+const capWindow = 7 * 24 * time.Hour
+
+var maxReplicasLine = regexp.MustCompile(`(?m)^[-+]\s*maxReplicas:\s*(\d+)`)
+
+// capChange is the latest change before onset whose diff changed the
+// autoscaler's maxReplicas; the autoscaler's own scaling is not one.
+func capChange(hpa *graph.Node, onset time.Time) *incident.Change {
+	var best *incident.Change
+	for i := range hpa.Changes {
+		c := &hpa.Changes[i]
+		if c.At.After(onset) || onset.Sub(c.At) > capWindow || !maxReplicasLine.MatchString(c.Diff) {
+			continue
+		}
+		if best == nil || c.At.After(best.At) {
+			best = c
+		}
+	}
+	return best
 }
 
 // nodeSubjectRule: a Node subject — its conditions, its evicted pods — or,
@@ -979,6 +1193,15 @@ func nodeSubjectRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		h.confidence = 0.3
 	}
 	return []graphHypothesis{h}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func subjectNameOf(g *graph.Graph) string {
@@ -1032,6 +1255,26 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 			}
 		}
 	}
+	// A change the subject ran after, while a later change explains the
+	// same symptom through the graph, ranks far below that change: the
+	// trouble began with the later one.
+	for _, gh := range graphHyps {
+		if gh.change == nil {
+			continue
+		}
+		for i := range hyps {
+			h := &hyps[i]
+			if h.local || h.change == nil || !gh.change.At.After(h.change.At) || h.confidence > gh.confidence {
+				continue
+			}
+			for _, w := range gh.explains {
+				if containsString(h.entities, w) {
+					h.confidence = cap(h.confidence * 0.6)
+					break
+				}
+			}
+		}
+	}
 	for _, gh := range graphHyps {
 		dup := false
 		for _, h := range hyps {
@@ -1071,8 +1314,12 @@ func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.
 			h.summary = fmt.Sprintf("%s's run %s failed (%s: %s)", owner.Ref(), n.Name, failed.Word, failed.Message)
 		}
 		for _, p := range g.Pods(n.Ref()) {
-			if w, msg := failureWord([]*graph.Node{p}); w != "" && msg != "" {
-				h.summary += fmt.Sprintf("; its pod's last words: %s", textutil.Truncate(msg, 200))
+			msg := lastWords([]*graph.Node{p})
+			if msg == "" {
+				_, msg = failureWord([]*graph.Node{p})
+			}
+			if msg != "" {
+				h.summary += fmt.Sprintf("; its pod's last words: %s", tailText(msg, 240))
 				h.evidence = append(h.evidence, evidenceLine(p))
 				break
 			}

@@ -56,6 +56,34 @@ func changeSentence(subject, word string, c incident.Change, workloadName string
 	return b.String()
 }
 
+// sinceChange is the clause that ties a cause to the change that triggered
+// it: "since Flux Kustomization flux-system/apps applied 5635092 (changed
+// its path) in clusters/prod/apps.yaml".
+func sinceChange(c incident.Change, file string) string {
+	var b strings.Builder
+	rev := incident.ShortRevision(c.ToRevision)
+	switch c.Source {
+	case "flux", "argocd":
+		who := "Flux"
+		if c.Source == "argocd" {
+			who = "Argo CD"
+		}
+		fmt.Fprintf(&b, "since %s %s %s applied %s", who, c.Kind, nsName(c.Namespace, c.Name), nameOr(rev, "a new revision"))
+	default:
+		fmt.Fprintf(&b, "since %s %s changed at %s", c.Kind, nsName(c.Namespace, c.Name), c.At.UTC().Format(time.RFC3339))
+		if rev != "" {
+			fmt.Fprintf(&b, " (%s)", rev)
+		}
+	}
+	if what := diffDetail(c); what != "" {
+		fmt.Fprintf(&b, ", which %s", what)
+	}
+	if file != "" {
+		fmt.Fprintf(&b, " in %s", file)
+	}
+	return b.String()
+}
+
 func nsName(ns, name string) string {
 	if ns == "" {
 		return name
@@ -149,13 +177,13 @@ func diffDetail(c incident.Change) string {
 		}
 	}
 	type field struct{ key, noun string }
-	for _, f := range []field{{"memory", "memory limit"}, {"image", "image"}, {"cpu", "CPU limit"}, {"replicas", "replicas"},
+	for _, f := range []field{{"maxReplicas", "maximum replicas"}, {"memory", "memory limit"}, {"image", "image"}, {"cpu", "CPU limit"}, {"replicas", "replicas"},
 		{"containerPort", "container port"}, {"port", "port"}, {"path", "path"}, {"tag", "image tag"}, {"version", "version"}} {
 		from, to := removed[f.key], added[f.key]
 		switch {
 		case from != "" && to != "" && from != to:
 			verb := "changed"
-			if f.key == "memory" || f.key == "cpu" || f.key == "replicas" {
+			if f.key == "memory" || f.key == "cpu" || f.key == "replicas" || f.key == "maxReplicas" {
 				if less(to, from) {
 					verb = "cut"
 				} else {

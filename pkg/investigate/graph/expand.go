@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -604,6 +605,13 @@ func (st *build) addCronJob(c *batchv1.CronJob) *Node {
 	}
 	if c.Spec.Suspend != nil && *c.Spec.Suspend {
 		n.fact("suspended", "true")
+	}
+	n.fact("schedule", c.Spec.Schedule)
+	if t := c.Status.LastSuccessfulTime; t != nil {
+		n.fact("lastSuccessfulTime", t.UTC().Format(time.RFC3339))
+	}
+	if t := c.Status.LastScheduleTime; t != nil {
+		n.fact("lastScheduleTime", t.UTC().Format(time.RFC3339))
 	}
 	st.podSpec(n, c.Namespace, &c.Spec.JobTemplate.Spec.Template.Spec)
 	st.ownersOf(n, c)

@@ -246,6 +246,14 @@ func (st *build) addUnstructured(u *unstructured.Unstructured) *Node {
 		st.fluxSource(n, u, "spec", "chartRef")
 	case "Application":
 		st.argoApplication(n, u)
+	case "GitRepository", "OCIRepository", "HelmRepository", "Bucket":
+		// The Secret holding its credentials: an expired or rotated one is
+		// why a fetch is refused.
+		if secret := str("spec", "secretRef", "name"); secret != "" {
+			if sn := st.read("Secret", ns, secret); sn != nil {
+				st.g.Link(n.Ref(), RelUses, sn.Ref(), "spec.secretRef")
+			}
+		}
 	case "Certificate":
 		st.issuer(n, u)
 		if secret := str("spec", "secretName"); secret != "" {
@@ -412,6 +420,14 @@ func (st *build) argoApplication(n *Node, u *unstructured.Unstructured) {
 		}
 		msg, _ := h["message"].(string)
 		rn := st.g.Node(Ref(kind, ns, name))
+		if rn == nil {
+			switch kind {
+			case "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob":
+				// A workload is read with its pods: their state is why it
+				// is Degraded.
+				rn = st.read(kind, ns, name)
+			}
+		}
 		if rn == nil {
 			rn = st.add(&Node{Kind: kind, Namespace: ns, Name: name, Unread: true})
 		}

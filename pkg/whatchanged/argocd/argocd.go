@@ -194,6 +194,12 @@ func Steps(app *unstructured.Unstructured) []Step {
 		}
 		started, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "startedAt")
 		at, err := time.Parse(time.RFC3339, started)
+		// Retries restart the operation: the SyncError condition says when
+		// the sync first failed, which is when the revision arrived.
+		if first := syncErrorSince(app); err == nil && !first.IsZero() && first.Before(at) &&
+			(len(out) == 0 || first.After(out[len(out)-1].At)) {
+			at = first
+		}
 		msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
 		if rev != "" && err == nil && (len(out) == 0 || out[len(out)-1].To != rev) {
 			s := Step{To: rev, At: at, Source: specSource(app), Failed: true, Note: "sync " + phase + ": " + clip(msg, 200)}
@@ -204,6 +210,23 @@ func Steps(app *unstructured.Unstructured) []Step {
 		}
 	}
 	return out
+}
+
+// syncErrorSince is the lastTransitionTime of the Application's SyncError
+// condition, zero when it has none.
+func syncErrorSince(app *unstructured.Unstructured) time.Time {
+	conds, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "SyncError" {
+			continue
+		}
+		s, _ := m["lastTransitionTime"].(string)
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 func sourceOf(m map[string]any, field string) Source {
@@ -276,18 +299,24 @@ func (c *Collector) applicationChanges(ctx context.Context, app *unstructured.Un
 			ManagesWorkload: manages,
 			Note:            s.Note,
 		}
-		if err := c.addDiff(ctx, app.GetNamespace(), destNS, resources, s, &ch); err != nil {
+		chs, err := c.addDiff(ctx, app.GetNamespace(), destNS, resources, s, ch)
+		if err != nil {
 			refused = append(refused, err)
 		}
 		verb := "synced"
 		if s.Failed {
 			verb = "failed to sync"
 		}
-		ch.Summary = fmt.Sprintf("Application %s %s", verb, short(s.To))
-		if len(ch.Files) > 0 {
-			ch.Summary += fmt.Sprintf(" (%d files changed)", len(ch.Files))
+		for i, ch := range chs {
+			if i > 0 && ch.At.After(q.To) {
+				continue
+			}
+			ch.Summary = fmt.Sprintf("Application %s %s", verb, short(ch.ToRevision))
+			if len(ch.Files) > 0 {
+				ch.Summary += fmt.Sprintf(" (%d files changed)", len(ch.Files))
+			}
+			out = append(out, ch)
 		}
-		out = append(out, ch)
 	}
 	return out, refused
 }
@@ -301,38 +330,111 @@ func short(rev string) string {
 
 // addDiff fills the change from the source repository; what cannot be read
 // becomes the Note, and a refused or timed-out cluster read is returned.
-func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources []whatchanged.ObjectRef, s Step, ch *whatchanged.Change) error {
-	note := func(format string, args ...any) {
-		ch.Note = strings.TrimPrefix(strings.TrimSpace(ch.Note+"; "+fmt.Sprintf(format, args...)), "; ")
-	}
+// A step spanning several commits becomes one Change per commit that
+// changed files under the source path (perCommit).
+func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources []whatchanged.ObjectRef, s Step, base whatchanged.Change) ([]whatchanged.Change, error) {
+	ch := &base
+	note := func(format string, args ...any) { addNote(ch, format, args...) }
 	switch {
 	case s.Source.Chart != "":
 		note("source is Helm chart %s: no git history to diff", s.Source.Chart)
-		return nil
+		return []whatchanged.Change{*ch}, nil
 	case s.Source.RepoURL == "":
 		note("no source repoURL recorded")
-		return nil
+		return []whatchanged.Change{*ch}, nil
 	case c.Mirrors == nil:
 		note("no git mirror cache configured")
-		return nil
+		return []whatchanged.Change{*ch}, nil
 	}
 	auth, err := c.credentials(ctx, appNS, s.Source.RepoURL)
 	if err != nil {
 		note("%v", err)
 		if u, ok := kuberead.AsUnavailable(err); ok {
-			return u
+			return []whatchanged.Change{*ch}, u
 		}
-		return nil
+		return []whatchanged.Change{*ch}, nil
 	}
 	m, err := c.Mirrors.Mirror(s.Source.RepoURL, auth)
 	if err != nil {
 		note("%v", err)
+		return []whatchanged.Change{*ch}, nil
+	}
+	if chs := c.perCommit(ctx, m, destNS, resources, s, ch); chs != nil {
+		return chs, nil
+	}
+	c.diffOne(ctx, m, destNS, resources, s.From, s.To, s.Source.Path, ch)
+	return []whatchanged.Change{*ch}, nil
+}
+
+// perCommit attributes a step spanning several commits to the commits that
+// changed files under the source path: Argo CD records (and fails) only the
+// newest revision it saw, so a step names the last commit of its range, not
+// the one that changed the Application. It returns nil, with the reason in
+// ch's Note when there is one, when the range is one commit or its history
+// cannot be read; the caller then diffs the whole range.
+func (c *Collector) perCommit(ctx context.Context, m *gitdiff.Mirror, destNS string, resources []whatchanged.ObjectRef, s Step, ch *whatchanged.Change) []whatchanged.Change {
+	if s.From == "" || s.From == s.To {
 		return nil
 	}
-	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, s.From, s.To, s.Source.Path, c.Limits, note)
+	fromHash, err1 := whatchanged.CommitOf(s.From)
+	toHash, err2 := whatchanged.CommitOf(s.To)
+	if err1 != nil || err2 != nil || fromHash == toHash {
+		return nil
+	}
+	commits, n, err := m.CommitsTouching(ctx, fromHash, toHash, s.Source.Path, gitdiff.MaxRangeCommits)
+	if err != nil {
+		addNote(ch, "history of the range not read (%v): the diff covers the whole range", err)
+		return nil
+	}
+	if n <= 1 {
+		return nil
+	}
+	path := nameOr(s.Source.Path, "./")
+	if len(commits) == 0 {
+		addNote(ch, "none of the %d commits in the range changed files under %s", n, path)
+		return nil
+	}
+	out := make([]whatchanged.Change, 0, len(commits))
+	for i, pc := range commits {
+		one := *ch
+		one.FromRevision, one.ToRevision = pc.Parent.String(), pc.Hash
+		if pc.Parent.IsZero() {
+			one.FromRevision = ""
+		}
+		if len(commits) == 1 {
+			addNote(&one, "the step names %s; of the %d commits since %s only this one changed files under %s", short(s.To), n, short(s.From), path)
+		} else {
+			addNote(&one, "commit %d of %d that changed files under %s among the %d commits from %s to %s (the step names only the last)",
+				i+1, len(commits), path, n, short(s.From), short(s.To))
+		}
+		if i > 0 && pc.When.After(one.At) {
+			one.At = pc.When
+		}
+		c.diffOne(ctx, m, destNS, resources, one.FromRevision, one.ToRevision, s.Source.Path, &one)
+		out = append(out, one)
+	}
+	return out
+}
+
+func nameOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func addNote(ch *whatchanged.Change, format string, args ...any) {
+	ch.Note = strings.TrimPrefix(strings.TrimSpace(ch.Note+"; "+fmt.Sprintf(format, args...)), "; ")
+}
+
+// diffOne fills ch with the diff from..to under path and the objects it
+// changed, placed in their namespaces.
+func (c *Collector) diffOne(ctx context.Context, m *gitdiff.Mirror, destNS string, resources []whatchanged.ObjectRef, from, to, path string, ch *whatchanged.Change) {
+	note := func(format string, args ...any) { addNote(ch, format, args...) }
+	manifests, err := whatchanged.DiffRevisions(ctx, m, ch, from, to, path, c.Limits, note)
 	if err != nil {
 		note("%v", err)
-		return nil
+		return
 	}
 	for _, mf := range manifests {
 		ref := whatchanged.ObjectRef{Kind: mf.Kind, Namespace: mf.Namespace, Name: mf.Name}
@@ -348,7 +450,6 @@ func (c *Collector) addDiff(ctx context.Context, appNS, destNS string, resources
 		}
 		ch.Objects = append(ch.Objects, ref)
 	}
-	return nil
 }
 
 // credentials finds the Argo CD repository Secret for url among the

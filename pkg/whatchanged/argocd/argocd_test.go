@@ -169,3 +169,54 @@ func FuzzSteps(f *testing.F) {
 		_ = (&Collector{}).ApplicationChanges(context.Background(), u, whatchanged.Query{From: time.Time{}, To: time.Now()})
 	})
 }
+
+// TestFailedSyncIsAttributedToTheCommitThatChangedThePath: Argo CD fails the
+// newest revision it saw, here a commit that touched another application;
+// the step is attributed to the commit that changed this one's path, and
+// dated by its SyncError condition, not by the last retry.
+func TestFailedSyncIsAttributedToTheCommitThatChangedThePath(t *testing.T) {
+	g := NewWithT(t)
+	repo := filepath.Join(t.TempDir(), "deploy.git")
+	b, err := gitfixture.NewBare(repo, "main")
+	g.Expect(err).NotTo(HaveOccurred())
+	t0 := time.Date(2026, 12, 21, 14, 0, 0, 0, time.UTC)
+	good, err := b.Commit(map[string]string{"apps/api/deploy.yaml": deploy("api:1"), "apps/web/deploy.yaml": "kind: Deployment\nmetadata:\n  name: web\n"}, "api 1", t0)
+	g.Expect(err).NotTo(HaveOccurred())
+	culprit, err := b.Commit(map[string]string{"apps/api/deploy.yaml": deploy("api:2")}, "api 2", t0.Add(40*time.Minute))
+	g.Expect(err).NotTo(HaveOccurred())
+	other, err := b.Commit(map[string]string{"apps/web/deploy.yaml": "kind: Deployment\nmetadata:\n  name: web2\n"}, "web 2", t0.Add(65*time.Minute))
+	g.Expect(err).NotTo(HaveOccurred())
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "api", "namespace": "argocd"},
+		"spec": map[string]any{"source": map[string]any{"repoURL": repo, "path": "apps/api", "targetRevision": "main"},
+			"destination": map[string]any{"namespace": "shop"}},
+		"status": map[string]any{
+			"history":    []any{map[string]any{"id": int64(0), "revision": good.String(), "deployedAt": "2026-12-21T14:01:00Z"}},
+			"conditions": []any{map[string]any{"type": "SyncError", "message": "Failed last sync attempt", "lastTransitionTime": "2026-12-21T14:41:50Z"}},
+			"operationState": map[string]any{"phase": "Failed", "startedAt": "2026-12-21T15:05:41Z", "message": "one or more objects failed to apply",
+				"syncResult": map[string]any{"revision": other.String()}},
+		},
+	}}
+	steps := Steps(app)
+	g.Expect(steps).To(HaveLen(2))
+	g.Expect(steps[1].At).To(BeTemporally("==", time.Date(2026, 12, 21, 14, 41, 50, 0, time.UTC)), "when the sync first failed")
+
+	cache, err := gitdiff.NewCache(t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
+	c := &Collector{Mirrors: cache}
+	start := time.Date(2026, 12, 21, 14, 42, 0, 0, time.UTC)
+	q := whatchanged.Query{Incident: whatchanged.Incident{Namespace: "argocd", Start: start}, From: start.Add(-2 * time.Hour), To: start.Add(time.Hour)}
+	changes := c.ApplicationChanges(context.Background(), app, q)
+	var failed []whatchanged.Change
+	for _, ch := range changes {
+		if strings.Contains(ch.Summary, "failed to sync") {
+			failed = append(failed, ch)
+		}
+	}
+	g.Expect(failed).To(HaveLen(1))
+	g.Expect(failed[0].ToRevision).To(Equal(culprit.String()), "the commit that changed apps/api, not the newest one")
+	g.Expect(failed[0].FromRevision).To(Equal(good.String()))
+	g.Expect(failed[0].Diff).To(ContainSubstring("+        image: api:2"))
+	g.Expect(failed[0].Note).To(ContainSubstring("only this one changed files under apps/api"))
+}

@@ -111,6 +111,16 @@ type Transition struct {
 	At       time.Time
 	Status   string
 	Note     string
+	// Since is when the state it left began (the previous transition), zero
+	// for the oldest.
+	Since time.Time
+	// Inexact says the recorded revisions may be later than the move: an
+	// entry whose output came back after another, so Flux overwrote its
+	// revision with a later commit that rendered the same output.
+	Inexact bool
+	// Returned says the output came back to an earlier rendered state; At
+	// is then the earliest it can have happened.
+	Returned bool
 }
 
 // Transitions reads a Kustomization's deployed revision pairs, oldest
@@ -122,31 +132,68 @@ func Transitions(ks *kustomizev1.Kustomization) []Transition {
 	if len(hist) == 0 {
 		return fallbackTransitions(ks)
 	}
-	sort.SliceStable(hist, func(i, j int) bool { return hist[i].first.Before(hist[j].first) })
-	var out []Transition
-	prevRev, prevDigest := "", ""
+	// Flux keeps one entry per rendered digest: output that returns to an
+	// earlier digest updates that entry's lastReconciled and revision, not
+	// its firstReconciled. Ordered by lastReconciled the entries are in the
+	// order they were last active; one first reconciled before the entry
+	// active before it was last active came back after that entry.
+	sort.SliceStable(hist, func(i, j int) bool {
+		if !hist[i].last.Equal(hist[j].last) {
+			return hist[i].last.Before(hist[j].last)
+		}
+		return hist[i].first.Before(hist[j].first)
+	})
+	type event struct {
+		at   time.Time
+		s    transitionSnapshot
+		back bool
+	}
+	var evs []event
+	returns := map[string]bool{}
 	for i, s := range hist {
-		t := Transition{From: prevRev, To: s.revision, At: s.first, Status: s.status}
+		evs = append(evs, event{at: s.first, s: s})
+		if i > 0 && !hist[i-1].last.IsZero() && s.last.After(hist[i-1].last) && s.first.Before(hist[i-1].last) {
+			evs = append(evs, event{at: hist[i-1].last, s: s, back: true})
+			returns[s.digest] = true
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
+	var out []Transition
+	var prev *event
+	for i := range evs {
+		e := &evs[i]
+		s := e.s
+		t := Transition{To: s.revision, At: e.at, Status: s.status}
 		switch {
-		case i == 0:
+		case prev == nil:
 			t.Note = "oldest entry in status.history; the revision before it is not recorded"
-		case s.revision == prevRev && s.digest == prevDigest:
+		case s.digest == prev.s.digest:
 			continue
-		case s.revision == prevRev:
+		case s.revision == prev.s.revision:
 			t.Note = "same source revision re-applied with different rendered output (substitutions or dependencies changed)"
+		}
+		if prev != nil {
+			t.From, t.Since = prev.s.revision, prev.at
+			// A revision recorded for an entry that was active again later
+			// is that later time's; the commit of this move is older.
+			t.Inexact = returns[s.digest] && !e.back || returns[prev.s.digest] && !prev.back
+		}
+		if e.back {
+			t.Returned = true
+			t.Note = strings.TrimSpace(t.Note + " output returned to an earlier rendered state after " + prev.s.revision + "; the time is the earliest it can have happened")
 		}
 		if s.status != "" && !strings.EqualFold(s.status, "ReconciliationSucceeded") && !strings.EqualFold(s.status, "Succeeded") {
 			t.Note = strings.TrimSpace(t.Note + " reconciliation status: " + s.status)
 		}
 		out = append(out, t)
-		prevRev, prevDigest = s.revision, s.digest
+		prev = e
 	}
 	return out
 }
 
 type transitionSnapshot struct {
 	revision, digest, status string
-	first                    time.Time
+	first, last              time.Time
 }
 
 func snapshotsOf(ks *kustomizev1.Kustomization) []transitionSnapshot {
@@ -156,7 +203,7 @@ func snapshotsOf(ks *kustomizev1.Kustomization) []transitionSnapshot {
 		if rev == "" {
 			continue
 		}
-		out = append(out, transitionSnapshot{revision: rev, digest: s.Digest, status: s.LastReconciledStatus, first: s.FirstReconciled.Time})
+		out = append(out, transitionSnapshot{revision: rev, digest: s.Digest, status: s.LastReconciledStatus, first: s.FirstReconciled.Time, last: s.LastReconciled.Time})
 	}
 	return out
 }
@@ -287,17 +334,31 @@ func (c *Collector) perCommit(ctx context.Context, m *gitdiff.Mirror, ks *kustom
 	if err1 != nil || err2 != nil || fromHash == toHash {
 		return nil
 	}
+	path := ks.Spec.Path
+	if path == "" {
+		path = "./"
+	}
+	if t.Inexact {
+		// The recorded revisions are later than the move: the commits that
+		// changed the path by the time it happened, since the state before.
+		commits, err := m.CommitsTouchingBefore(ctx, toHash, ks.Spec.Path, t.Since, t.At, gitdiff.MaxRangeCommits)
+		if err == nil && len(commits) > 0 {
+			return c.emitCommits(ctx, m, ks, inventory, toRev, commits, ch, func(one *whatchanged.Change, i int) {
+				addNote(one, "status.history overwrote the revisions of this move (the output changed and changed back); attributed to the commit %d of %d that changed files under %s between %s and %s",
+					i+1, len(commits), path, t.Since.UTC().Format(time.RFC3339), t.At.UTC().Format(time.RFC3339))
+			})
+		}
+	}
 	commits, n, err := m.CommitsTouching(ctx, fromHash, toHash, ks.Spec.Path, gitdiff.MaxRangeCommits)
 	if err != nil {
 		addNote(ch, "history of the range not read (%v): the diff covers the whole range", err)
 		return nil
 	}
 	if n <= 1 {
+		if t.Returned && len(commits) == 1 && commits[0].When.After(ch.At) {
+			ch.At = commits[0].When
+		}
 		return nil
-	}
-	path := ks.Spec.Path
-	if path == "" {
-		path = "./"
 	}
 	if len(commits) == 0 {
 		addNote(ch, "none of the %d commits in the range changed files under %s; the rendered output changed through files outside it", n, path)
@@ -320,12 +381,34 @@ func (c *Collector) perCommit(ctx context.Context, m *gitdiff.Mirror, ks *kustom
 			addNote(&one, "commit %d of %d that changed files under %s among the %d commits from %s to %s (status.history names only the last)",
 				i+1, len(commits), path, n, fromRev.Short(), toRev.Short())
 		}
-		if i > 0 {
+		if i > 0 || t.Returned {
 			if pc.When.After(one.At) {
 				one.At = pc.When
 			}
 			addNote(&one, "applied no earlier than the history entry's first reconcile and the commit's time, whichever is later")
 		}
+		c.diffOne(ctx, m, ks, inventory, one.FromRevision, one.ToRevision, &one)
+		out = append(out, one)
+	}
+	return out
+}
+
+// emitCommits is one Change per commit, each diffed against its parent and
+// dated no earlier than the commit; note adds the attribution's reason.
+func (c *Collector) emitCommits(ctx context.Context, m *gitdiff.Mirror, ks *kustomizev1.Kustomization, inventory []whatchanged.ObjectRef,
+	toRev gitdiff.Revision, commits []gitdiff.PathCommit, ch *whatchanged.Change, note func(*whatchanged.Change, int)) []whatchanged.Change {
+	out := make([]whatchanged.Change, 0, len(commits))
+	for i, pc := range commits {
+		one := *ch
+		one.FromRevision = gitdiff.Revision{Ref: toRev.Ref, Algorithm: gitdiff.AlgorithmSHA1, Digest: pc.Parent.String()}.String()
+		one.ToRevision = gitdiff.Revision{Ref: toRev.Ref, Algorithm: gitdiff.AlgorithmSHA1, Digest: pc.Hash}.String()
+		if pc.Parent.IsZero() {
+			one.FromRevision = ""
+		}
+		if pc.When.After(one.At) {
+			one.At = pc.When
+		}
+		note(&one, i)
 		c.diffOne(ctx, m, ks, inventory, one.FromRevision, one.ToRevision, &one)
 		out = append(out, one)
 	}

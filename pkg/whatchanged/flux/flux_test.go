@@ -24,7 +24,9 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/runlore/runlore/pkg/whatchanged"
@@ -162,4 +164,33 @@ func TestLinkHelmReleasesToTheCommitThatChangedThem(t *testing.T) {
 	g.Expect(releases[0].Note).To(BeEmpty(), "the 01:00 release has no Kustomization change shortly before it")
 	g.Expect(releases[1].Note).To(Equal("release status: failed; manifest changed by Kustomization/flux-system/apps at " + rev2 + " (apps/podinfo/release.yaml)"))
 	g.Expect(releases[1].Files).To(Equal([]string{"apps/podinfo/release.yaml"}))
+}
+
+// TestTransitionsWhenTheOutputChangesAndChangesBack orders history entries by
+// when they were last active: an output that returns to an earlier digest
+// updates that entry's revision and lastReconciled, not its firstReconciled.
+func TestTransitionsWhenTheOutputChangesAndChangesBack(t *testing.T) {
+	g := NewWithT(t)
+	at := func(s string) metav1.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		g.Expect(err).NotTo(HaveOccurred())
+		return metav1.NewTime(tm)
+	}
+	ks := &kustomizev1.Kustomization{}
+	ks.Status.History = meta.History{
+		{Digest: "sha256:a", FirstReconciled: at("2026-10-20T09:00:47Z"), LastReconciled: at("2026-12-11T14:30:47Z"),
+			LastReconciledStatus: "ReconciliationSucceeded", Metadata: map[string]string{"revision": "main@sha1:aaaa"}},
+		{Digest: "sha256:b", FirstReconciled: at("2026-12-11T13:30:47Z"), LastReconciled: at("2026-12-11T14:15:47Z"),
+			LastReconciledStatus: "ReconciliationSucceeded", Metadata: map[string]string{"revision": "main@sha1:bbbb"}},
+	}
+	ts := Transitions(ks)
+	g.Expect(ts).To(HaveLen(3))
+	g.Expect(ts[0].To).To(Equal("main@sha1:aaaa"))
+	g.Expect(ts[1].At).To(Equal(at("2026-12-11T13:30:47Z").Time), "the move to b at b's first reconcile")
+	g.Expect(ts[1].To).To(Equal("main@sha1:bbbb"))
+	g.Expect(ts[1].Inexact).To(BeTrue(), "a's recorded revision is from after it came back")
+	g.Expect(ts[2].From).To(Equal("main@sha1:bbbb"))
+	g.Expect(ts[2].To).To(Equal("main@sha1:aaaa"))
+	g.Expect(ts[2].Returned).To(BeTrue())
+	g.Expect(ts[2].At).To(Equal(at("2026-12-11T14:15:47Z").Time), "no earlier than b's last reconcile")
 }

@@ -19,6 +19,7 @@ package gitdiff
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -103,4 +104,54 @@ func (m *Mirror) treeDiffers(a, b plumbing.Hash, dir string) (bool, error) {
 		return true, nil
 	}
 	return ta.Hash != tb.Hash, nil
+}
+
+// CommitsTouchingBefore walks first parents from to back, at most max
+// commits (MaxRangeCommits when max <= 0) or to the root, and returns,
+// oldest first, the commits whose tree under dir differs from their first
+// parent's and whose author time is in (after, before]. It serves a range
+// whose start is not known as a commit: a GitOps history entry whose
+// recorded revision was overwritten by a later commit that rendered the same
+// output.
+func (m *Mirror) CommitsTouchingBefore(ctx context.Context, to plumbing.Hash, dir string, after, before time.Time, max int) ([]PathCommit, error) {
+	if max <= 0 {
+		max = MaxRangeCommits
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ensureLocked(ctx, []plumbing.Hash{to}); err != nil {
+		return nil, err
+	}
+	dir = cleanDir(dir)
+	var out []PathCommit
+	for h, n := to, 0; !h.IsZero() && n < max; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c, err := m.repo.CommitObject(h)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h, err)
+		}
+		if !after.IsZero() && !c.Author.When.After(after) {
+			break
+		}
+		parent := plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			parent = c.ParentHashes[0]
+		}
+		if !c.Author.When.After(before) {
+			changed, err := m.treeDiffers(parent, h, dir)
+			if err != nil {
+				return nil, err
+			}
+			if changed {
+				out = append(out, PathCommit{CommitInfo: infoOf(c), Parent: parent})
+			}
+		}
+		h = parent
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
 }

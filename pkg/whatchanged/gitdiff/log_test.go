@@ -87,3 +87,34 @@ func TestCommitsTouchingKeepsOnlyCommitsThatChangedThePath(t *testing.T) {
 	g.Expect(n).To(BeZero())
 	g.Expect(got).To(BeEmpty())
 }
+
+func TestCommitsTouchingBeforeIsBoundedByTime(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	url := filepath.Join(t.TempDir(), "src.git")
+	b, err := gitfixture.NewBare(url, "main")
+	g.Expect(err).NotTo(HaveOccurred())
+	t0 := time.Date(2026, 12, 11, 9, 0, 0, 0, time.UTC)
+	commit := func(files map[string]string, msg string, at time.Time) plumbing.Hash {
+		h, err := b.Commit(files, msg, at)
+		g.Expect(err).NotTo(HaveOccurred())
+		return h
+	}
+	commit(map[string]string{"rules/r.yaml": "p99: 500\n", "apps/a.yaml": "a: 1\n"}, "initial", t0)
+	tighten := commit(map[string]string{"rules/r.yaml": "p99: 300\n"}, "rules: 300", t0.Add(4*time.Hour+30*time.Minute))
+	app := commit(map[string]string{"apps/a.yaml": "a: 2\n"}, "app", t0.Add(5*time.Hour))
+	commit(map[string]string{"rules/r.yaml": "p99: 500\n"}, "rules: back", t0.Add(5*time.Hour+30*time.Minute))
+
+	cache, err := NewCache(t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
+	m, err := cache.Mirror(url, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	got, err := m.CommitsTouchingBefore(ctx, app, "rules", t0, t0.Add(4*time.Hour+31*time.Minute), 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(HaveLen(1))
+	g.Expect(got[0].Hash).To(Equal(tighten.String()), "the path commit in (after, before], walking back from a later revision")
+	got, err = m.CommitsTouchingBefore(ctx, app, "rules", time.Time{}, t0.Add(time.Hour), 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(HaveLen(1), "no lower bound walks to the root without error")
+	g.Expect(got[0].Message).To(Equal("initial"))
+}
