@@ -31,7 +31,6 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/eval"
 	"github.com/runlore/runlore/pkg/rollout"
-	"github.com/runlore/runlore/pkg/scheme"
 )
 
 const compareUsage = `usage: lore eval compare A.json B.json [--json]
@@ -185,11 +184,7 @@ func parseInvestigations(path string, raw []byte) ([]runlorev1.Investigation, er
 }
 
 func listInvestigations(kubeconfig, namespace string) ([]runlorev1.Investigation, error) {
-	cfg, err := restConfig(kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := cliClient(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

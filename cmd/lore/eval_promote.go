@@ -28,11 +28,8 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/runlore/runlore/pkg/eval"
 	"github.com/runlore/runlore/pkg/rollout"
-	"github.com/runlore/runlore/pkg/scheme"
 )
 
 const rolloutUsage = `usage: lore eval shadow --investigator NAME --fraction F [state flags]
@@ -59,11 +56,7 @@ func bindStateFlags(fs *flag.FlagSet) stateFlags {
 }
 
 func (f stateFlags) store() (rollout.Store, error) {
-	cfg, err := restConfig(*f.kubeconfig)
-	if err != nil {
-		return rollout.Store{}, fmt.Errorf("kubeconfig: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := cliClient(*f.kubeconfig)
 	if err != nil {
 		return rollout.Store{}, err
 	}

@@ -33,7 +33,6 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/groom"
 	"github.com/runlore/runlore/pkg/kuberead"
-	"github.com/runlore/runlore/pkg/scheme"
 )
 
 const groomUsage = `Usage: lore groom --catalog NAMESPACE/NAME [--dry-run] [--json] [--kubeconfig PATH]
@@ -74,12 +73,7 @@ func runGroom(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lore groom: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	cfg, err := restConfig(*kubeconfig)
-	if err != nil {
-		fmt.Fprintf(stderr, "lore groom: kubeconfig: %v\n", err)
-		return 1
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := cliClient(*kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "lore groom: %v\n", err)
 		return 1

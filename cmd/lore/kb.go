@@ -33,7 +33,6 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/okf"
-	"github.com/runlore/runlore/pkg/scheme"
 )
 
 const kbUsage = `Usage:
@@ -88,12 +87,7 @@ func runKB(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lore kb export: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	cfg, err := restConfig(*kubeconfig)
-	if err != nil {
-		fmt.Fprintf(stderr, "lore kb export: kubeconfig: %v\n", err)
-		return 1
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := cliClient(*kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "lore kb export: %v\n", err)
 		return 1

@@ -386,6 +386,16 @@ const (
 
 // restConfig loads the kubeconfig (in-cluster when empty) with the
 // operator's client limits; limits of 0 keep the defaults.
+// cliClient is the client a one-shot command (lore groom, kb export, eval
+// compare/promote) talks to the API server with.
+func cliClient(kubeconfig string) (client.Client, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
+}
+
 func restConfig(kubeconfig string, limits ...float64) (*rest.Config, error) {
 	var rc *rest.Config
 	var err error
