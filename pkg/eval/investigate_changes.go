@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/pipeline"
@@ -79,11 +80,41 @@ func timelineOf(ctx context.Context, c client.Reader, s Scenario, mirrors *gitdi
 		},
 		Now: func() time.Time { return s.Now },
 	}
-	req := s.Request()
-	inc := whatchanged.Incident{Namespace: req.Namespace, Kind: req.WorkloadKind, Name: req.Workload, Start: req.Start}
+	inc := changeScope(s)
+	if inc.Validate() != nil {
+		// The pipeline reads no timeline for an incident it cannot scope
+		// (no workload, namespace or node); neither does the eval.
+		return nil, nil, nil
+	}
 	report, err := f.Timeline(ctx, inc, pipeline.DefaultWindow)
 	if err != nil {
 		return nil, nil, fmt.Errorf("what changed: %w", err)
 	}
 	return pipeline.ConvertChanges(report.Changes), report.Warnings, nil
+}
+
+// changeScope is the what-changed scope the pipeline gives the scenario's
+// alert: the workload production intake names (identity.FromLabels, kept
+// as whatchanged.FromIncident keeps it), else the namespace the alert says
+// it is in (exported_namespace before namespace), else the node it names.
+func changeScope(s Scenario) whatchanged.Incident {
+	l := s.Alert.Labels
+	inc := whatchanged.Incident{Start: s.Alert.StartsAt}
+	if w := identity.FromLabels(l); w != nil {
+		inc.Namespace, inc.Kind, inc.Name = w.Namespace, w.Kind, w.Name
+		if inc.Kind == "" {
+			inc.Name = ""
+		}
+	}
+	if inc.Kind == "" && inc.Name == "" {
+		switch {
+		case l["exported_namespace"] != "":
+			inc.Namespace = l["exported_namespace"]
+		case l["namespace"] != "":
+			inc.Namespace = l["namespace"]
+		case l["node"] != "":
+			inc.Kind, inc.Name = "Node", l["node"]
+		}
+	}
+	return inc
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/investigate/builtin"
 	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/test/testenv"
 )
 
@@ -180,4 +181,31 @@ func TestAlertWithoutNamespaceLoads(t *testing.T) {
 	s, err := LoadScenario(dir)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.Request().Namespace).To(BeEmpty())
+}
+
+func TestTimelineScopeIsThePipelines(t *testing.T) {
+	g := NewWithT(t)
+	start := time.Date(2026, 12, 14, 15, 54, 0, 0, time.UTC)
+	scope := func(l map[string]string) whatchanged.Incident {
+		s := Scenario{}
+		s.Alert.Labels, s.Alert.StartsAt = l, start
+		return changeScope(s)
+	}
+	// Flux's kube-state-metrics rule aggregates to kind, name and
+	// exported_namespace: the HelmRelease is the scope.
+	hr := scope(map[string]string{"alertname": "FluxReconciliationFailure", "kind": "HelmRelease", "name": "web", "exported_namespace": "apps"})
+	g.Expect(hr.Validate()).To(Succeed())
+	g.Expect(hr).To(Equal(whatchanged.Incident{Namespace: "apps", Kind: "HelmRelease", Name: "web", Start: start}))
+	// A node-condition alert with its namespace and pod labels dropped.
+	node := scope(map[string]string{"alertname": "KubeNodePressure", "node": "worker-3", "condition": "DiskPressure", "job": "kube-state-metrics"})
+	g.Expect(node.Validate()).To(Succeed())
+	g.Expect(node.Kind).To(Equal("Node"))
+	g.Expect(node.Name).To(Equal("worker-3"))
+	// A pod alert scopes to the pod's controller family in its namespace.
+	pod := scope(map[string]string{"alertname": "KubePodNotReady", "namespace": "shop", "pod": "web-7d9f8b6c5-x2x9p"})
+	g.Expect(pod.Namespace).To(Equal("shop"))
+	g.Expect(pod.Name).To(Equal("web"))
+	// An alert naming nothing has no scope, and the timeline is skipped
+	// rather than failing the scenario.
+	g.Expect(scope(map[string]string{"alertname": "Watchdog"}).Validate()).To(HaveOccurred())
 }

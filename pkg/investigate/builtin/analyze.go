@@ -515,7 +515,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				add(finding{symptom: CrashLoopBackOff, word: "CrashLoopBackOff", affected: 1, entities: wl,
 					evidence: quote("pod_status", podText, p.Ref(), "CrashLoopBackOff"),
 					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, c.LastExitCode),
-					aspects:  map[string]float64{"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5},
+					aspects:  map[string]float64{"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5, "command": 0.85},
 					// A crash loop with no change names no cause by itself.
 					alone:        0.3,
 					aloneSummary: fmt.Sprintf("%s crash-loops with exit code %d; no change explains it", nameOr(workload, p.Ref()), c.LastExitCode)})

@@ -143,6 +143,18 @@ func TestAnalyzeRules(t *testing.T) {
 			mustNotBlame: []string{"HelmRelease/monitoring/grafana"},
 		},
 		{
+			name: "CrashLoopBackOff after a command change; the config edit before it is not blamed",
+			changes: []incident.Change{
+				{Source: "flux", Kind: "ConfigMap", Namespace: "shop", Name: "api-config", At: onset.Add(-40 * time.Minute),
+					ToRevision: "main@sha1:0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d", Aspects: []string{"config"}},
+				change("Kustomization", "flux-system", "apps", onset.Add(-4*time.Minute), "7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b", "command"),
+			},
+			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{
+				crashingPod("api-3-a", "CrashLoopBackOff", "Error", 1), healthyPod("api-1-b")}},
+			wantTop:      []string{"7e6d5c4", "CrashLoopBackOff", "Deployment/shop/api"},
+			mustNotBlame: []string{"0a1b2c3", "ConfigMap/shop/api-config"},
+		},
+		{
 			name:    "OOMKilled with no change: the limit is too small",
 			changes: []incident.Change{unrelated},
 			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{

@@ -266,7 +266,9 @@ func (st *build) policies(subject *Node) {
 				n.fact(k, v)
 			}
 			st.g.Link(subject.Ref(), RelSelectedBy, n.Ref(), "")
-			st.blockedCalls(subject, n, np)
+			st.blockedCalls(subject, n, func(lbls map[string]string, namespace string, port int32) string {
+				return EgressAllows(np, lbls, namespace, port)
+			})
 			st.appliersOf(n, np)
 		}
 	}
@@ -290,6 +292,9 @@ func (st *build) policies(subject *Node) {
 				n.fact(k, v)
 			}
 			st.g.Link(subject.Ref(), RelSelectedBy, n.Ref(), "")
+			st.blockedCalls(subject, n, func(lbls map[string]string, namespace string, port int32) string {
+				return CiliumEgressAllows(u, lbls, namespace, port)
+			})
 			st.appliersOf(n, u)
 		}
 	}
@@ -680,9 +685,9 @@ func EgressAllows(np *networkingv1.NetworkPolicy, lbls map[string]string, namesp
 	return Denied
 }
 
-// blockedCalls marks, on a NetworkPolicy node, the Services the subject
-// calls that the policy's egress does not allow.
-func (st *build) blockedCalls(subject, policy *Node, np *networkingv1.NetworkPolicy) {
+// blockedCalls marks, on a policy node, the Services the subject calls that
+// the policy's egress does not allow, as judged by allows.
+func (st *build) blockedCalls(subject, policy *Node, allows func(lbls map[string]string, namespace string, port int32) string) {
 	for _, e := range st.g.Out(subject.Ref()) {
 		if e.Rel != RelCalls {
 			continue
@@ -697,7 +702,7 @@ func (st *build) blockedCalls(subject, policy *Node, np *networkingv1.NetworkPol
 			if be.Rel != RelBackedBy || pod == nil {
 				continue
 			}
-			if EgressAllows(np, pod.Labels, pod.Namespace, port) == Denied {
+			if allows(pod.Labels, pod.Namespace, port) == Denied {
 				if b := policy.Fact("blocks"); b != "" {
 					policy.fact("blocks", b+","+svc.Ref())
 				} else {
@@ -708,4 +713,179 @@ func (st *build) blockedCalls(subject, policy *Node, np *networkingv1.NetworkPol
 			break
 		}
 	}
+}
+
+// CiliumEgressAllows judges whether a Cilium policy that restricts its
+// endpoints' egress lets them reach a pod with lbls in namespace on port
+// (the pod's port: Cilium enforces after service translation). It reads
+// toEndpoints (a namespaced policy's selectors match its own namespace
+// unless they name k8s:io.kubernetes.pod.namespace), toEntities and
+// toPorts; egressDeny rules that match deny. A peer it cannot judge
+// (CIDRs, FQDNs, Services, namespace-label selectors) makes the answer
+// uncertain rather than denied. A pod with no labels to match is
+// uncertain too.
+func CiliumEgressAllows(u *unstructured.Unstructured, lbls map[string]string, namespace string, port int32) string {
+	if CiliumFacts(u)["restrictsEgress"] != "true" {
+		return Allowed
+	}
+	if len(lbls) == 0 {
+		return Uncertain
+	}
+	clusterwide := u.GetNamespace() == ""
+	uncertain := false
+	judge := func(rules []any) string {
+		for _, r := range rules {
+			m, _ := r.(map[string]any)
+			if m == nil {
+				continue
+			}
+			portOK, portUnsure := ciliumPortMatches(m, port)
+			if !portOK && !portUnsure {
+				continue
+			}
+			peer := ciliumPeerMatches(m, lbls, namespace, u.GetNamespace(), clusterwide)
+			switch {
+			case peer == Allowed && portOK:
+				return Allowed
+			case peer == Allowed || peer == Uncertain:
+				uncertain = true
+			}
+		}
+		return ""
+	}
+	for _, spec := range ciliumSpecs(u) {
+		if deny, _ := spec["egressDeny"].([]any); judge(deny) == Allowed {
+			return Denied
+		}
+	}
+	// A matching deny rule wins; an uncertain one leaves the verdict open.
+	denyUnsure := uncertain
+	uncertain = false
+	for _, spec := range ciliumSpecs(u) {
+		if eg, _ := spec["egress"].([]any); judge(eg) == Allowed {
+			if denyUnsure {
+				return Uncertain
+			}
+			return Allowed
+		}
+	}
+	if uncertain || denyUnsure {
+		return Uncertain
+	}
+	return Denied
+}
+
+// ciliumPortMatches says whether a rule's toPorts admit port: no toPorts
+// admits every port; a named port or a range it cannot read is unsure.
+func ciliumPortMatches(m map[string]any, port int32) (ok, unsure bool) {
+	tp, present := m["toPorts"].([]any)
+	if !present || len(tp) == 0 {
+		return true, false
+	}
+	for _, p := range tp {
+		pm, _ := p.(map[string]any)
+		list, _ := pm["ports"].([]any)
+		if len(list) == 0 {
+			return true, false
+		}
+		for _, pp := range list {
+			ppm, _ := pp.(map[string]any)
+			if proto, _ := ppm["protocol"].(string); proto != "" && !strings.EqualFold(proto, "TCP") && !strings.EqualFold(proto, "ANY") {
+				continue
+			}
+			n, numeric := ciliumPort(ppm["port"])
+			if !numeric {
+				unsure = true
+				continue
+			}
+			end, hasEnd := ciliumPort(ppm["endPort"])
+			if n == 0 || n == int64(port) || (hasEnd && int64(port) >= n && int64(port) <= end) {
+				return true, false
+			}
+		}
+	}
+	return false, unsure
+}
+
+// ciliumPort reads a Cilium port, written as a string ("8080") or a number.
+func ciliumPort(v any) (int64, bool) {
+	switch p := v.(type) {
+	case string:
+		var n int64
+		if _, err := fmt.Sscan(p, &n); err != nil || fmt.Sprint(n) != p {
+			return 0, false
+		}
+		return n, true
+	case int64:
+		return p, true
+	case float64:
+		return int64(p), true
+	}
+	return 0, false
+}
+
+// ciliumPeerMatches judges a rule's destinations against a pod.
+func ciliumPeerMatches(m map[string]any, lbls map[string]string, namespace, policyNS string, clusterwide bool) string {
+	verdict := Denied
+	if ents, ok := m["toEntities"].([]any); ok {
+		for _, e := range ents {
+			switch s, _ := e.(string); s {
+			case "all", "cluster":
+				return Allowed
+			case "world", "host", "remote-node", "kube-apiserver", "health", "init", "ingress", "unmanaged", "none":
+			default:
+				verdict = Uncertain
+			}
+		}
+	}
+	for _, k := range []string{"toCIDR", "toCIDRSet", "toFQDNs", "toServices", "toGroups", "toNodes", "toRequires"} {
+		if _, ok := m[k]; ok {
+			verdict = Uncertain
+		}
+	}
+	eps, _ := m["toEndpoints"].([]any)
+	for _, e := range eps {
+		raw, _ := e.(map[string]any)
+		var sel metav1.LabelSelector
+		if raw != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &sel); err != nil {
+				verdict = Uncertain
+				continue
+			}
+		}
+		norm := metav1.LabelSelector{MatchLabels: map[string]string{}}
+		nsOK := clusterwide || namespace == policyNS
+		unsure := false
+		for k, v := range sel.MatchLabels {
+			k = strings.TrimPrefix(strings.TrimPrefix(k, "k8s:"), "any:")
+			switch {
+			case k == "io.kubernetes.pod.namespace":
+				nsOK = v == namespace
+			case strings.HasPrefix(k, "io.cilium.k8s.namespace.labels.") || strings.HasPrefix(k, "io.cilium.k8s.policy."):
+				unsure = true
+			default:
+				norm.MatchLabels[k] = v
+			}
+		}
+		for _, ex := range sel.MatchExpressions {
+			ex.Key = strings.TrimPrefix(strings.TrimPrefix(ex.Key, "k8s:"), "any:")
+			if ex.Key == "io.kubernetes.pod.namespace" || strings.HasPrefix(ex.Key, "io.cilium.") {
+				unsure = true
+				continue
+			}
+			norm.MatchExpressions = append(norm.MatchExpressions, ex)
+		}
+		s, err := metav1.LabelSelectorAsSelector(&norm)
+		switch {
+		case err != nil:
+			verdict = Uncertain
+		case nsOK && s.Matches(labels.Set(lbls)) && !unsure:
+			return Allowed
+		case unsure:
+			// Namespace-label selectors and how Cilium scopes them are not
+			// read here.
+			verdict = Uncertain
+		}
+	}
+	return verdict
 }

@@ -882,6 +882,17 @@ func (st *build) addService(s *corev1.Service) *Node {
 			ready += len(sub.Addresses)
 			notReady += len(sub.NotReadyAddresses)
 		}
+		// A named targetPort resolves against the pods; the Endpoints
+		// carry the number it resolved to.
+		if len(s.Spec.Ports) > 0 && s.Spec.Ports[0].TargetPort.Type != 0 {
+			for _, sub := range ep.Subsets {
+				for _, p := range sub.Ports {
+					if p.Name == s.Spec.Ports[0].Name && p.Port != 0 {
+						st.servicePorts[n.Ref()] = p.Port
+					}
+				}
+			}
+		}
 		n.fact("readyEndpoints", fmt.Sprint(ready))
 		n.fact("notReadyEndpoints", fmt.Sprint(notReady))
 	}

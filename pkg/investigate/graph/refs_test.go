@@ -146,6 +146,39 @@ func TestCiliumPolicies(t *testing.T) {
 	}
 }
 
+func TestCiliumEgressAllows(t *testing.T) {
+	// The destination: a pod app=db in namespace data, listening on 5432.
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"no egress section restricts nothing", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, ingress: [{}]}}`, Allowed},
+		{"DNS and another namespace only", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [
+			{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": kube-system, "k8s:k8s-app": kube-dns}}], toPorts: [{ports: [{port: "53", protocol: ANY}]}]},
+			{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": payments}}], toPorts: [{ports: [{port: "9000", protocol: TCP}]}]}]}}`, Denied},
+		{"the destination's namespace and labels on its port", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [
+			{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": data, app: db}}], toPorts: [{ports: [{port: "5432"}]}]}]}}`, Allowed},
+		{"the right pods on the wrong port", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [
+			{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": data}}], toPorts: [{ports: [{port: "6432"}]}]}]}}`, Denied},
+		{"a port range covers it", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [
+			{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": data}}], toPorts: [{ports: [{port: "5000", endPort: 6000}]}]}]}}`, Allowed},
+		{"a selector without a namespace means the policy's own", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEndpoints: [{matchLabels: {app: db}}]}]}}`, Denied},
+		{"a clusterwide selector without a namespace matches every namespace", `{spec: {endpointSelector: {}, egress: [{toEndpoints: [{matchLabels: {app: db}}]}]}}`, Allowed},
+		{"the cluster entity allows in-cluster traffic", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEntities: [cluster]}]}}`, Allowed},
+		{"the world entity does not reach pods", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEntities: [world]}]}}`, Denied},
+		{"a CIDR rule cannot be judged", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toCIDR: [10.0.0.0/8]}]}}`, Uncertain},
+		{"a namespace-label selector cannot be judged", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEndpoints: [{matchLabels: {"io.cilium.k8s.namespace.labels.team": data}}]}]}}`, Uncertain},
+		{"a named port cannot be judged", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": data}}], toPorts: [{ports: [{port: postgres}]}]}]}}`, Uncertain},
+		{"a matching deny rule wins over an allow", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEntities: [all]}], egressDeny: [{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": data}}]}]}}`, Denied},
+		{"a deny rule for another namespace leaves the allow", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: [{toEntities: [all]}], egressDeny: [{toEndpoints: [{matchLabels: {"k8s:io.kubernetes.pod.namespace": billing}}]}]}}`, Allowed},
+		{"an empty egress list denies everything", `{metadata: {namespace: shop}, spec: {endpointSelector: {}, egress: []}}`, Denied},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			NewWithT(t).Expect(CiliumEgressAllows(cilium(t, c.doc), map[string]string{"app": "db"}, "data", 5432)).To(Equal(c.want))
+		})
+	}
+}
+
 func TestSubjectOf(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	cases := []struct {
