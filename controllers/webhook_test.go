@@ -76,6 +76,10 @@ func startManagerWithWebhook(t *testing.T, ns string, wo *envtest.WebhookInstall
 		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{Handler: &admission.Handler{
 			Approvers: admission.PolicyApprovers(mgr.GetAPIReader(), ns), Signer: opts.Stamps}})
 	})
+	// The API server calls the webhook for every write in ns from now on:
+	// wait until it answers, so the test's first write is not refused.
+	started := server.StartedChecker()
+	NewWithT(t).Eventually(func() error { return started(nil) }, eventually, 50*time.Millisecond).Should(Succeed())
 }
 
 // kubectlAs runs the kubectl built beside the API server as a user.
