@@ -55,17 +55,6 @@ func Judge(t outcome.Tally, live bool, floor float64, priorRecalls int) Judgment
 		Observations: max(t.Recalls, 0) + max(t.Up, 0) + max(t.Down, 0)}
 }
 
-func record(t outcome.Tally) string {
-	s := fmt.Sprintf("%d/%d recalls resolved", min(t.Resolved, t.Recalls), t.Recalls)
-	if t.Up+t.Down > 0 {
-		s += fmt.Sprintf(", +%d/-%d votes", t.Up, t.Down)
-	}
-	if t.Confirmations > 0 {
-		s += fmt.Sprintf(", %d confirmations", t.Confirmations)
-	}
-	return s
-}
-
 // proposals maps an entry path key to the maintenance pull requests whose
 // body carries marker format f for it.
 func (s *sweep) proposals(f string) map[string][]forge.PullRequest {
@@ -105,7 +94,7 @@ func (s *sweep) retirement(rep *PassReport) error {
 		}
 		s.retired[e.Path] = true
 		c := Candidate{Target: e.Path, Reason: fmt.Sprintf("trust %.2f under the %.2f floor over %d observations (%s)",
-			j.Factor, cfg.Floor, j.Observations, record(e.Trust)), Action: "propose status: retired"}
+			j.Factor, cfg.Floor, j.Observations, e.Trust.Summary("recalls resolved")), Action: "propose status: retired"}
 		if merged(prior[key(e.Path)]) {
 			continue // retired on the base branch; the mirror follows with the next sync
 		}
@@ -134,7 +123,7 @@ func (s *sweep) retirement(rep *PassReport) error {
 				"Every recurrence it would have answered is paying for a full investigation instead.\n\n"+
 				"Merging stamps `status: retired` (a one-line frontmatter edit): the entry stays in git history and in search, "+
 				"but is never recalled again. Close without merging to keep it; RunLore will not propose this again.\n\n%s\n",
-				strings.ReplaceAll(e.Path, "`", ""), j.Factor, cfg.Floor, j.Observations, record(e.Trust), marker)
+				strings.ReplaceAll(e.Path, "`", ""), j.Factor, cfg.Floor, j.Observations, e.Trust.Summary("recalls resolved"), marker)
 			res, err := s.fg.ProposeEdit(s.ctx, forge.Edit{Branch: RetireBranchPrefix + key(e.Path), Path: e.Path, Content: edited,
 				Title: "Retire " + oneLine(firstNonEmpty(e.Title, e.Path), 180), Body: body,
 				Message: "Retire " + e.Path + ": recall refuses it (trust " + fmt.Sprintf("%.2f", j.Factor) + ")",
@@ -234,7 +223,7 @@ func (s *sweep) revalidation(rep *PassReport) error {
 		if !parsed.LastValidated.IsZero() && date.Sub(parsed.LastValidated) < cfg.MinInterval {
 			continue // the base branch already records a recent enough validation
 		}
-		c := Candidate{Target: e.Path, Reason: fmt.Sprintf("a recall resolved on %s (trust %.2f, %s)", okf.FormatDate(date), j.Factor, record(e.Trust)),
+		c := Candidate{Target: e.Path, Reason: fmt.Sprintf("a recall resolved on %s (trust %.2f, %s)", okf.FormatDate(date), j.Factor, e.Trust.Summary("recalls resolved")),
 			Action: "propose last_validated: " + okf.FormatDate(date)}
 		if open >= cfg.MaxOpen {
 			c.Veto = fmt.Sprintf("%d revalidation pull requests already await review (maxOpen %d)", open, cfg.MaxOpen)
@@ -257,7 +246,7 @@ func (s *sweep) revalidation(rep *PassReport) error {
 				"and the incident then resolved on **%s** (%s, trust %.2f). Last validated: %s.\n\n"+
 				"Merging stamps `last_validated: %s` (a one-line frontmatter edit, nothing else): merging is the human confirmation the field claims. "+
 				"Close without merging to decline; RunLore will not propose revalidating this entry again.\n\n%s\n",
-				strings.ReplaceAll(e.Path, "`", ""), okf.FormatDate(date), record(e.Trust), j.Factor, was, okf.FormatDate(date), marker)
+				strings.ReplaceAll(e.Path, "`", ""), okf.FormatDate(date), e.Trust.Summary("recalls resolved"), j.Factor, was, okf.FormatDate(date), marker)
 			res, err := s.fg.ProposeEdit(s.ctx, forge.Edit{Branch: RevalidateBranchPrefix + key(e.Path), Path: e.Path, Content: edited,
 				Title: "Revalidate " + oneLine(firstNonEmpty(e.Title, e.Path), 180), Body: body,
 				Message: "Revalidate " + e.Path + ": a recall resolved on " + okf.FormatDate(date),

@@ -20,6 +20,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/runlore/runlore/pkg/outcome"
 )
 
 // Note is an operator's reply in a finding's chat thread. It is an
@@ -40,17 +42,17 @@ type Note struct {
 	ID string
 }
 
-// CorrectionPrefix opens a reply that corrects the finding.
-const CorrectionPrefix = "correction:"
-
-// IsCorrection reports whether the note is a correction, and returns what
-// it says after the prefix.
+// IsCorrection reports whether the note is a correction (a reply opening
+// with outcome.ChatCorrectionPrefix, as outcome.ParseChatCorrection reads
+// it), and returns what it says after the prefix: parsed, or as written
+// when it does not parse, so the sink can refuse it with the reason.
 func (n Note) IsCorrection() (string, bool) {
-	t := strings.TrimSpace(n.Text)
-	if len(t) >= len(CorrectionPrefix) && strings.EqualFold(t[:len(CorrectionPrefix)], CorrectionPrefix) {
-		return strings.TrimSpace(t[len(CorrectionPrefix):]), true
+	text, ok, err := outcome.ParseChatCorrection(n.Text)
+	if ok && err != nil {
+		t := strings.TrimSpace(n.Text)
+		return strings.TrimSpace(t[len(outcome.ChatCorrectionPrefix):]), true
 	}
-	return "", false
+	return text, ok
 }
 
 // CorrectionSink receives the corrections operators write in a finding's

@@ -16,7 +16,10 @@ limitations under the License.
 
 package outcome
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Tally is one entry's outcome track record: the counts Factor reads, and
 // when the entry last answered and last saw its incident resolve.
@@ -69,6 +72,20 @@ func (t Tally) Trust(resolveChannelLive bool) (factor float64, withheld bool) {
 		return PriorMean, true
 	}
 	return t.Factor(), false
+}
+
+// Summary renders the track record for a gate reason or a pull request:
+// "3/5 <resolved>, +1/-0 votes, 2 confirmations", the votes and
+// confirmations only when there are any.
+func (t Tally) Summary(resolved string) string {
+	s := fmt.Sprintf("%d/%d %s", min(t.Resolved, t.Recalls), t.Recalls, resolved)
+	if t.Up+t.Down > 0 {
+		s += fmt.Sprintf(", +%d/-%d votes", t.Up, t.Down)
+	}
+	if t.Confirmations > 0 {
+		s += fmt.Sprintf(", %d confirmations", t.Confirmations)
+	}
+	return s
 }
 
 // Verdict is the one trust judgment recall's outcome gate and the

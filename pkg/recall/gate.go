@@ -298,20 +298,9 @@ func trustGate(t outcome.Tally, live bool, p Policy) (factor float64, decayed bo
 		return v.Factor, false, fmt.Sprintf("trust %.2f is under the %.2f floor, but %d recalls are too few to judge (floor applies from %d)",
 			v.Factor, p.OutcomeFloor, t.Recalls, p.OutcomePriorRecalls)
 	case !v.Decayed:
-		return v.Factor, false, fmt.Sprintf("trust %.2f clears the %.2f floor (%s)", v.Factor, p.OutcomeFloor, record(t))
+		return v.Factor, false, fmt.Sprintf("trust %.2f clears the %.2f floor (%s)", v.Factor, p.OutcomeFloor, t.Summary("resolved"))
 	}
-	return v.Factor, true, fmt.Sprintf("decayed: trust %.2f is under the %.2f floor (%s)", v.Factor, p.OutcomeFloor, record(t))
-}
-
-func record(t outcome.Tally) string {
-	s := fmt.Sprintf("%d/%d resolved", min(t.Resolved, t.Recalls), t.Recalls)
-	if t.Up+t.Down > 0 {
-		s += fmt.Sprintf(", +%d/-%d votes", t.Up, t.Down)
-	}
-	if t.Confirmations > 0 {
-		s += fmt.Sprintf(", %d confirmations", t.Confirmations)
-	}
-	return s
+	return v.Factor, true, fmt.Sprintf("decayed: trust %.2f is under the %.2f floor (%s)", v.Factor, p.OutcomeFloor, t.Summary("resolved"))
 }
 
 func structuralResult(in Input, agreeing, inactive int) runlorev1.GateResult {

@@ -126,7 +126,7 @@ func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Obs
 		// workload_tree reads the four controller kinds; a GitOps object,
 		// CronJob or Pod subject is read through the graph instead, so it
 		// leaves no "not supported" line among the unresolved.
-		if workload != "" && treeKind(kind) {
+		if workload != "" && tools.ReadsTree(kind) {
 			if res, ok := call("workload_tree", map[string]any{"namespace": ns, "kind": kind, "name": workload}); ok {
 				if w, isInfo := res.Data.(tools.WorkloadInfo); isInfo {
 					obs.Workload = &w
@@ -172,15 +172,6 @@ func topOwner(g *graph.Graph) *graph.Node {
 func isWorkloadKind(kind string) bool {
 	switch kind {
 	case "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod":
-		return true
-	}
-	return false
-}
-
-// treeKind reports whether the workload_tree tool reads kind.
-func treeKind(kind string) bool {
-	switch kind {
-	case "Deployment", "StatefulSet", "DaemonSet", "Job":
 		return true
 	}
 	return false

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -190,7 +191,8 @@ func (k *Kube) Workload(ctx context.Context, namespace, kind, name string) (Work
 			}
 		}
 	default:
-		return info, fmt.Errorf("kind %q is not supported: use Deployment, StatefulSet, DaemonSet or Job", kind)
+		return info, fmt.Errorf("kind %q is not supported: use %s or %s", kind,
+			strings.Join(TreeKinds[:len(TreeKinds)-1], ", "), TreeKinds[len(TreeKinds)-1])
 	}
 	if apierrors.IsNotFound(err) {
 		return info, nil
@@ -347,4 +349,12 @@ func ptrOr[T any](p *T, def T) T {
 		return def
 	}
 	return *p
+}
+
+// TreeKinds are the controller kinds workload_tree reads.
+var TreeKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "Job"}
+
+// ReadsTree reports whether workload_tree reads kind.
+func ReadsTree(kind string) bool {
+	return slices.Contains(TreeKinds, kind)
 }
