@@ -30,6 +30,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/notify"
+	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -202,10 +203,15 @@ func (s *SlackThreads) thread(ctx context.Context, rec *runlorev1.OutcomeRecord,
 		}
 		ack := "📝 Filed as an operator note (" + where + "); notes are never used as evidence."
 		if c, ok := n.IsCorrection(); ok && s.Corrections != nil {
-			if err := s.Corrections.Correct(ctx, n, c); err != nil {
+			// A correction that cannot be recorded as written is answered
+			// with the reason; reading it again would only file it again.
+			if _, perr := outcome.ParseCorrection(c); perr != nil {
+				ack = "📝 Filed as an operator note (" + where + "), but not recorded as a correction: " + perr.Error()
+			} else if err := s.Corrections.Correct(ctx, n, c); err != nil {
 				return err
+			} else {
+				ack = "📝 Correction recorded, and filed as an operator note (" + where + ")."
 			}
-			ack = "📝 Correction recorded, and filed as an operator note (" + where + ")."
 		}
 		if err := s.annotate(ctx, rec, ThreadSeenAnnotation, m.TS); err != nil {
 			return err

@@ -84,6 +84,11 @@ func (l *noteLog) Correct(_ context.Context, _ notify.Note, c string) error {
 // threadAPI answers conversations.replies with Slack's recorded thread,
 // honouring oldest, and keeps what was posted.
 func threadAPI(t *testing.T) (*httptest.Server, func() []map[string]any) {
+	return threadAPIWith(t, "Correction: the limit was fine, the heap flag was wrong")
+}
+
+// threadAPIWith is threadAPI with the second reply's text.
+func threadAPIWith(t *testing.T, second string) (*httptest.Server, func() []map[string]any) {
 	raw, err := os.ReadFile("testdata/conversations.replies.json")
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +97,7 @@ func threadAPI(t *testing.T) (*httptest.Server, func() []map[string]any) {
 	_ = json.Unmarshal(raw, &thread)
 	msgs := thread["messages"].([]any)
 	// The second reply corrects the finding; RunLore's own ack is a bot message.
-	msgs[2].(map[string]any)["text"] = "Correction: the limit was fine, the heap flag was wrong"
+	msgs[2].(map[string]any)["text"] = second
 	thread["messages"] = append(msgs, map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0RUNLORE",
 		"text": "📝 Filed", "ts": "1483125400.000100", "thread_ts": "1482960137.003543"})
 	var mu sync.Mutex
@@ -351,4 +356,26 @@ func TestThreadCorrectionIsRecordedOnTheEpisode(t *testing.T) {
 	// A correction naming an Investigation that does not exist is an error, not a write.
 	err := OutcomeCorrections{Client: k8s}.Correct(ctx, notify.Note{Namespace: ns, Investigation: "missing", Author: "slack:U1"}, "x")
 	g.Expect(err).To(MatchError(ContainSubstring("read investigation " + ns + "/missing")))
+}
+
+// TestInvalidCorrectionIsAnsweredNotReread: a correction that does not
+// parse is filed as a note once and answered with the reason; it is
+// neither handed to the sink nor read (and filed) again on the next poll.
+func TestInvalidCorrectionIsAnsweredNotReread(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	episode(t, g, ns, notify.Ref{Kind: "slack", Room: "C061F7AUR", ID: "1482960137.003543"})
+	ts, posted := threadAPIWith(t, "correction:   ")
+	notes := &noteLog{}
+	s := NewSlackThreads(k8s, &notify.SlackApp{Token: "xoxb-t", APIURL: ts.URL + "/api/"}, notes, time.Minute, testLogger(t))
+	s.Corrections = notes
+
+	g.Expect(s.Poll(ctx)).To(Succeed())
+	g.Expect(s.Poll(ctx)).To(Succeed())
+	g.Expect(notes.notes).To(HaveLen(3), "each reply filed once")
+	g.Expect(notes.corr).To(BeEmpty())
+	acks := posted()
+	g.Expect(acks).To(HaveLen(3))
+	g.Expect(acks[1]["text"]).To(ContainSubstring("not recorded as a correction: correction is empty"))
 }
