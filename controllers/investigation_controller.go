@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,8 +59,7 @@ type InvestigationReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile advances the Investigation by one step.
-func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
+func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	inv := &runlorev1.Investigation{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, inv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -69,9 +69,11 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, nil
 	}
 	before := inv.DeepCopy()
+	// A status patch that fails (a conflict, a timeout) goes back to
+	// controller-runtime so the step's result is retried, not dropped.
 	defer func() {
 		if err := r.patchStatus(ctx, before, inv); err != nil {
-			log.Error(err, "patching investigation status")
+			retErr = errors.Join(retErr, fmt.Errorf("patching investigation status: %w", err))
 		}
 	}()
 
@@ -106,7 +108,7 @@ func (r *InvestigationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		inv.Status.ObservedGeneration = inv.Generation
 		return ctrl.Result{}, nil
 	case err != nil:
-		log.Info("step failed, will retry", "step", out.Ran, "error", err.Error())
+		ctrl.LoggerFrom(ctx).Info("step failed, will retry", "step", out.Ran, "error", err.Error())
 		return ctrl.Result{}, err
 	case out.Ran != "":
 		r.Recorder.Eventf(inv, inc, corev1.EventTypeNormal, "StepSucceeded", string(out.Ran), "%s: %s", out.Ran, stepMessage(inv, out.Ran))

@@ -26,7 +26,10 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/phase"
@@ -340,4 +343,27 @@ func annotate(g Gomega, key client.ObjectKey, k, v string) {
 	}
 	inc.Annotations[k] = v
 	g.Expect(k8sClient.Patch(context.Background(), inc, patch)).To(Succeed())
+}
+
+// A status patch that fails goes back to controller-runtime as an error, so
+// the reconcile is retried instead of the step's result being dropped.
+func TestInvestigationReturnsAFailedStatusPatch(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	inv := &runlorev1.Investigation{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns},
+		Spec: runlorev1.InvestigationSpec{IncidentRef: runlorev1.LocalObjectReference{Name: "no-such-incident"}}}
+	g.Expect(k8sClient.Create(ctx, inv)).To(Succeed())
+
+	base, err := client.NewWithWatch(cfg, client.Options{Scheme: k8sClient.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	refused := errors.New("the API server refused the patch")
+	failing := interceptor.NewClient(base, interceptor.Funcs{
+		SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			return refused
+		},
+	})
+	r := &InvestigationReconciler{Client: failing, APIReader: k8sClient, Recorder: events.NewFakeRecorder(10)}
+	_, err = r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(inv)})
+	g.Expect(err).To(MatchError(refused), "the stalled step's status was not written; the reconcile must be retried")
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
@@ -59,14 +60,26 @@ type KnowledgeCatalogReconciler struct {
 // +kubebuilder:rbac:groups=runlore.io,resources=knowledgecatalogs;knowledgeentries,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=runlore.io,resources=knowledgecatalogs/status;knowledgeentries/status;knowledgecatalogs/finalizers,verbs=get;update;patch
 
-// Reconcile syncs one catalog: poll, re-index what moved, mirror.
-func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// catalogChecks holds when each catalog last checked its source, in this
+// replica's memory: a poll that finds nothing new writes no status, so the
+// sync-age metric reads the check time from here.
+var catalogChecks sync.Map // "namespace/name" → time.Time
+
+// catalogStep is one stage of a catalog's reconcile. done ends the list
+// without an error (a terminal spec problem); an error is transient and is
+// retried with controller-runtime's backoff.
+type catalogStep func(ctx context.Context, kc *runlorev1.KnowledgeCatalog, key string) (done bool, err error)
+
+// Reconcile syncs one catalog: validate, poll and re-index what moved,
+// mirror. Status is patched once, on the way out, and only when it moved.
+func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	kc := &runlorev1.KnowledgeCatalog{}
 	if err := r.Get(ctx, req.NamespacedName, kc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	key := recall.CatalogKey(kc.Namespace, kc.Name)
 	if !kc.DeletionTimestamp.IsZero() {
+		catalogChecks.Delete(req.String())
 		if err := r.Syncer.Forget(ctx, key); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -80,48 +93,68 @@ func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Req
 			return ctrl.Result{}, err
 		}
 	}
-	interval := kc.Spec.Interval.Duration
-	if interval <= 0 {
-		interval = time.Minute
-	}
 	if kc.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
 	before := kc.DeepCopy()
-	if problem := validateCatalog(&kc.Spec); problem != "" {
-		// Terminal: no retry can fix the spec, so nothing is requeued; the
-		// next change to it is reconciled.
-		markStalled(&kc.Status.Conditions, kc.Generation, runlorev1.InvalidSpecReason, problem)
-		kc.Status.ObservedGeneration = kc.Generation
-		if r.Leader() {
-			if !equality.Semantic.DeepEqual(before.Status, kc.Status) {
-				r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, runlorev1.InvalidSpecReason, "Validate", "%s", problem)
-				return ctrl.Result{}, r.Status().Patch(ctx, kc, client.MergeFrom(before))
-			}
+	defer func() { retErr = errors.Join(retErr, r.patchStatus(ctx, before, kc)) }()
+	for _, step := range []catalogStep{r.validate, r.syncSource, r.mirror} {
+		done, err := step(ctx, kc, key)
+		if err != nil || done {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, nil
 	}
-	res, err := r.sync(ctx, kc, key)
+	interval := kc.Spec.Interval.Duration
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	return ctrl.Result{RequeueAfter: jitter(interval)}, nil
+}
+
+// patchStatus writes kc's status when it moved from before, on the leader
+// only; lastSyncedAt is stamped with the change, so an unchanged poll
+// writes nothing.
+func (r *KnowledgeCatalogReconciler) patchStatus(ctx context.Context, before, kc *runlorev1.KnowledgeCatalog) error {
+	if !r.Leader() || equality.Semantic.DeepEqual(before.Status, kc.Status) {
+		return nil
+	}
 	now := metav1.Now()
 	kc.Status.LastSyncedAt = &now
+	return r.Status().Patch(ctx, kc, client.MergeFrom(before))
+}
+
+// validate stalls a catalog whose spec no retry can fix; the next change
+// to it is reconciled.
+func (r *KnowledgeCatalogReconciler) validate(_ context.Context, kc *runlorev1.KnowledgeCatalog, _ string) (bool, error) {
+	problem := validateCatalog(&kc.Spec)
+	if problem == "" {
+		return false, nil
+	}
+	was := meta.FindStatusCondition(kc.Status.Conditions, runlorev1.StalledCondition)
+	markStalled(&kc.Status.Conditions, kc.Generation, runlorev1.InvalidSpecReason, problem)
+	kc.Status.ObservedGeneration = kc.Generation
+	if r.Leader() && (was == nil || was.Message != problem || was.Status != metav1.ConditionTrue) {
+		r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, runlorev1.InvalidSpecReason, "Validate", "%s", problem)
+	}
+	return true, nil
+}
+
+// syncSource polls the source and re-indexes what moved. A failure is
+// transient (the source, its credentials or the network may recover):
+// Reconciling says so and the error goes back for a jittered retry.
+func (r *KnowledgeCatalogReconciler) syncSource(ctx context.Context, kc *runlorev1.KnowledgeCatalog, key string) (bool, error) {
+	res, err := r.sync(ctx, kc, key)
 	kc.Status.ObservedGeneration = kc.Generation
 	if err != nil {
-		// Transient: the source, its credentials or the network may
-		// recover. Reconciling says so; the error goes back to
-		// controller-runtime, whose jittered backoff retries it and whose
-		// metrics count it.
 		reason := syncFailureReason(err)
 		markReconciling(&kc.Status.Conditions, kc.Generation, reason, err.Error())
 		if r.Leader() {
 			r.Recorder.Eventf(kc, nil, corev1.EventTypeWarning, reason, "Sync", "%s", textutil.Truncate(err.Error(), 512))
-			if !equality.Semantic.DeepEqual(before.Status, kc.Status) {
-				if perr := r.Status().Patch(ctx, kc, client.MergeFrom(before)); perr != nil {
-					return ctrl.Result{}, errors.Join(err, perr)
-				}
-			}
 		}
-		return ctrl.Result{}, err
+		return false, err
 	}
+	now := metav1.Now()
+	catalogChecks.Store(client.ObjectKeyFromObject(kc).String(), now.Time)
 	if res.Changed {
 		kc.Status.LastIndexedAt = &now
 	}
@@ -132,18 +165,15 @@ func (r *KnowledgeCatalogReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 	meta.SetStatusCondition(&kc.Status.Conditions, condition(runlorev1.IndexedCondition, metav1.ConditionTrue, kc.Generation, runlorev1.SucceededReason, msg))
 	markReady(&kc.Status.Conditions, kc.Generation, runlorev1.SucceededReason, msg)
+	return false, nil
+}
+
+// mirror makes the catalog's KnowledgeEntries match the index (leader only).
+func (r *KnowledgeCatalogReconciler) mirror(ctx context.Context, kc *runlorev1.KnowledgeCatalog, key string) (bool, error) {
 	if !r.Leader() {
-		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
+		return false, nil
 	}
-	if err := syncMirrors(ctx, r.Client, r.Syncer.Index, key, kc.Namespace, kc.Name, res.Revision, kc); err != nil {
-		return ctrl.Result{}, err
-	}
-	if !equality.Semantic.DeepEqual(before.Status, kc.Status) {
-		if err := r.Status().Patch(ctx, kc, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{RequeueAfter: jitter(interval)}, nil
+	return false, syncMirrors(ctx, r.Client, r.Syncer.Index, key, kc.Namespace, kc.Name, kc.Status.Revision, kc)
 }
 
 // validateCatalog names what in spec no retry can fix, or returns "".

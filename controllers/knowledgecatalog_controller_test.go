@@ -167,12 +167,19 @@ func TestKnowledgeCatalogSyncsAndMirrors(t *testing.T) {
 	g.Expect(hits).NotTo(BeEmpty())
 	g.Expect(hits[0].ID).To(Equal(catalog.EntryID(recall.CatalogKey(ns, "runbooks"), "oom.md")))
 	indexedAt := kc.Status.LastIndexedAt.DeepCopy()
+	version := kc.ResourceVersion
 
-	// HEAD does not move: polls do not re-index.
+	// HEAD does not move: polls do not re-index and write no status (the
+	// object's resourceVersion holds), while the sync-age metric still sees
+	// each check.
 	g.Consistently(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
 		g.Expect(kc.Status.LastIndexedAt.Time).To(Equal(indexedAt.Time))
+		g.Expect(kc.ResourceVersion).To(Equal(version), "an unchanged poll writes no status")
 	}, 2500*time.Millisecond, 250*time.Millisecond).Should(Succeed())
+	checked, ok := catalogChecks.Load(client.ObjectKeyFromObject(kc).String())
+	g.Expect(ok).To(BeTrue())
+	g.Expect(checked.(time.Time)).To(BeTemporally(">", kc.Status.LastSyncedAt.Time), "polls are recorded in memory")
 
 	// A new commit changes one entry and removes another.
 	repo.commit(t, map[string]string{"oom.md": playbook("Container OOMKilled after a limit change", "KubeContainerOOMKilled"), "crashes.md": ""})

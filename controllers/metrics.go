@@ -199,9 +199,17 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if r.List(ctx, &cats) == nil {
 		for _, k := range cats.Items {
 			ch <- prometheus.MustNewConstMetric(c.catalogEntries, prometheus.GaugeValue, float64(k.Status.Entries), k.Namespace, k.Name)
-			if k.Status.LastSyncedAt != nil {
+			// An unchanged poll writes no status: the last check is in
+			// this replica's memory, the last status change its floor.
+			var checked time.Time
+			if v, ok := catalogChecks.Load(client.ObjectKeyFromObject(&k).String()); ok {
+				checked = v.(time.Time)
+			} else if k.Status.LastSyncedAt != nil {
+				checked = k.Status.LastSyncedAt.Time
+			}
+			if !checked.IsZero() {
 				ch <- prometheus.MustNewConstMetric(c.catalogSyncAge, prometheus.GaugeValue,
-					time.Since(k.Status.LastSyncedAt.Time).Seconds(), k.Namespace, k.Name)
+					time.Since(checked).Seconds(), k.Namespace, k.Name)
 			}
 		}
 	}

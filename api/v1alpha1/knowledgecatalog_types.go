@@ -322,7 +322,10 @@ type KnowledgeCatalogStatus struct {
 	// invalid counts files that failed validation and were not indexed.
 	// +optional
 	Invalid int32 `json:"invalid,omitempty"`
-	// lastSyncedAt is when HEAD was last checked.
+	// lastSyncedAt is when a check of the source last changed this status (a
+	// new revision, entry counts or a condition). A poll that finds nothing
+	// new writes no status; runlore_catalog_sync_age_seconds reports the last
+	// check itself.
 	// +optional
 	LastSyncedAt *metav1.Time `json:"lastSyncedAt,omitempty"`
 	// lastIndexedAt is when the index was last rebuilt.
