@@ -178,11 +178,15 @@ func New(o Options) (*Server, error) {
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	rec := &Recorder{Client: o.Client, APIReader: o.APIReader, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
 	h := &Handler{
 		record: rec.Record, token: tok, insecure: o.Insecure && sources == 0, maxBody: o.MaxBodyBytes,
 		limiter: newSourceLimiter(o.RatePerSecond, o.RateBurst), environmentLabels: o.EnvironmentLabels,
 		intake: newIntake(o.MaxQueuedAlerts, o.Concurrency), recordTimeout: o.RecordTimeout, log: o.Logger,
+		now: o.Now,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(WebhookPath, countRequests(h))
