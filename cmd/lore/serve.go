@@ -215,7 +215,7 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.StringVar(&cfg.ReceiverTokenFile, "receiver-token-file", cfg.ReceiverTokenFile, "file holding the bearer token senders must present (re-read when it changes)")
 	fs.StringVar(&cfg.ReceiverTokenSecret, "receiver-token-secret", cfg.ReceiverTokenSecret, "the bearer token as name/key of a Secret in the operator's namespace")
 	fs.BoolVar(&cfg.InsecureReceiver, "insecure-receiver", cfg.InsecureReceiver, "accept unauthenticated alerts (local use only)")
-	fs.Func("incident-namespaces", "comma-separated globs of namespaces Incidents may be written to; others go to the operator's namespace", func(v string) error {
+	fs.Func("incident-namespaces", "comma-separated globs of namespaces Incidents may be written to, * for all; alerts about any other namespace are recorded in the operator's namespace (the only one allowed by default)", func(v string) error {
 		cfg.IncidentNamespaces = splitList(v)
 		return nil
 	})
@@ -610,6 +610,17 @@ func orDefault(v, def string) string {
 	return v
 }
 
+// incidentNamespaces is the receiver's AllowedNamespaces for
+// --incident-namespaces: none allows only the operator's namespace, so an
+// alert's namespace label never places an Incident in kube-system or any
+// other namespace nobody chose; "*" allows every namespace.
+func incidentNamespaces(globs []string) []string {
+	if len(globs) == 0 {
+		return []string{}
+	}
+	return globs
+}
+
 // addIntake starts the Alertmanager receiver and the GitOps-failure watcher.
 // They write Incidents through a client of their own: it reads from the
 // manager's cache, and its writes have their own --kube-api-qps budget, so
@@ -630,7 +641,7 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig, routes map[string]http.Handler
 	}
 	opts := receiver.Options{
 		Client: intake, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
-		AllowedNamespaces: cfg.IncidentNamespaces, TokenFile: cfg.ReceiverTokenFile, Insecure: cfg.InsecureReceiver,
+		AllowedNamespaces: incidentNamespaces(cfg.IncidentNamespaces), TokenFile: cfg.ReceiverTokenFile, Insecure: cfg.InsecureReceiver,
 		BindAddress: cfg.ReceiverBindAddress, Logger: ctrl.Log.WithName("receiver"),
 		MaxQueuedAlerts: cfg.ReceiverMaxQueuedAlerts, Concurrency: cfg.ReceiverConcurrency,
 		Routes: routes,
@@ -643,7 +654,7 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig, routes map[string]http.Handler
 		opts.TokenSecretName, opts.TokenSecretKey = name, key
 	}
 	recorder := &receiver.Recorder{Client: intake, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
-		AllowedNamespaces: cfg.IncidentNamespaces}
+		AllowedNamespaces: incidentNamespaces(cfg.IncidentNamespaces)}
 	if cfg.ReceiverBindAddress != "0" {
 		if cfg.InsecureReceiver {
 			ctrl.Log.WithName("receiver").Info("WARNING: the receiver accepts unauthenticated alerts (--insecure-receiver)")
@@ -653,6 +664,9 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig, routes map[string]http.Handler
 			return err
 		}
 		if err := mgr.Add(srv); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("receiver-token", srv.TokenReady); err != nil {
 			return err
 		}
 		recorder = srv.Recorder()

@@ -151,6 +151,13 @@ func Mutate(ctx context.Context, req Request, approvers ApproverCheck) (map[stri
 			}
 		}
 		if value == "" { // removing a verb removes its stamps
+			if decisions[verb] && req.Old[verb] != "" && !req.Trusted {
+				// Withdrawing a decision is a decision: only an approver
+				// may take back an approval, a rejection or a resume.
+				if reason := validate(ctx, req, verb, req.Old[verb], approvers); reason != "" {
+					return nil, "withdrawing " + reason
+				}
+			}
 			delete(out, stamp)
 			delete(out, groups)
 			delete(out, proof)

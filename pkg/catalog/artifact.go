@@ -128,7 +128,7 @@ func UntarEntries(r io.Reader, dir string) (map[string][]byte, error) {
 			continue
 		}
 		if h.Size > okf.MaxEntryBytes {
-			files[name] = make([]byte, okf.MaxEntryBytes+1)
+			files[name] = okf.Oversized(h.Size)
 			continue
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, okf.MaxEntryBytes+1))

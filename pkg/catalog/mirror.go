@@ -236,7 +236,7 @@ func (m *Mirror) ReadFiles(src GitSource, revision string) (map[string][]byte, e
 			return nil
 		}
 		if f.Size > okf.MaxEntryBytes {
-			files[f.Name] = make([]byte, okf.MaxEntryBytes+1)
+			files[f.Name] = okf.Oversized(f.Size)
 			return nil
 		}
 		r, err := f.Reader()

@@ -16,9 +16,13 @@ limitations under the License.
 package chat
 
 import (
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/runlore/runlore/pkg/notify"
 )
@@ -65,6 +69,35 @@ func FuzzVerifySignature(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ts, sig string, body []byte) {
 		if VerifySignature(testSecret, ts, sig, body, time.Unix(1_800_000_000, 0)) == nil && sig != SignatureFor(testSecret, ts, body) {
 			t.Fatalf("accepted a signature that is not the MAC")
+		}
+	})
+}
+
+// FuzzSignatureSpellings: however a valid signature is spelled (mask
+// upper-cases hex digits) or whatever else is sent (other), a signed click
+// is acted on at most once, and only a spelling of its own MAC is accepted.
+func FuzzSignatureSpellings(f *testing.F) {
+	body := formBody(recordedPayloadFrom(f, notify.ActionFeedbackUp, "shop/checkout-oom-1"))
+	f.Add([]byte{0xff}, "")
+	f.Add([]byte{1, 0, 1}, "v0=00")
+	f.Add([]byte{}, "V0=")
+	f.Fuzz(func(t *testing.T, mask []byte, other string) {
+		r := newRig(t)
+		stamp := strconv.FormatInt(r.now.Unix(), 10)
+		sig := []byte(SignatureFor(testSecret, stamp, body))
+		for i := 3; i < len(sig); i++ {
+			if len(mask) > 0 && mask[i%len(mask)]&(1<<(i%8)) != 0 {
+				sig[i] = byte(unicode.ToUpper(rune(sig[i])))
+			}
+		}
+		for _, s := range []string{SignatureFor(testSecret, stamp, body), string(sig), other, string(sig)} {
+			code := r.postSigned(body, stamp, s)
+			if code == http.StatusOK && !strings.EqualFold(s, SignatureFor(testSecret, stamp, body)) {
+				t.Fatalf("accepted signature %q", s)
+			}
+		}
+		if n := len(r.verbs.got()); n > 1 {
+			t.Fatalf("one click acted on %d times", n)
 		}
 	})
 }

@@ -69,9 +69,10 @@ type SlackInteractions struct {
 	wg   sync.WaitGroup
 
 	mu sync.Mutex
-	// seen holds the signatures of the requests acted on in the last
-	// MaxSkew: a request replayed inside the window is acknowledged and
-	// ignored; one replayed later fails the timestamp check.
+	// seen holds the MACs of the requests acted on in the last MaxSkew
+	// (decoded, so no spelling of a signature is new): a request replayed
+	// inside the window is acknowledged and ignored; one replayed later
+	// fails the timestamp check.
 	seen map[string]time.Time
 }
 
@@ -158,7 +159,9 @@ func (h *SlackInteractions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, textutil.Truncate(err.Error(), 300), http.StatusBadRequest)
 		return
 	}
-	if !h.firstSighting(r.Header.Get(SignatureHeader), h.now()) {
+	// Remembered by the MAC itself, not by how the header spelled it: hex
+	// is read in either case, so the header string is no identity.
+	if !h.firstSighting(string(Sign(secret, r.Header.Get(TimestampHeader), body)), h.now()) {
 		h.Log.Info("slack interaction replayed; ignored", "remote", r.RemoteAddr)
 		w.WriteHeader(http.StatusOK)
 		return

@@ -137,7 +137,7 @@ type rig struct {
 	now   time.Time
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	routes, err := notify.ParseRoutes("--slack-channels", "shop=CBR2V3XEX,payments=CPAYMENTS")
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +215,34 @@ func TestReplayedRequestIsIgnored(t *testing.T) {
 	g.Expect(r.verbs.got()).To(HaveLen(1), "but acted on once")
 	r.now = r.now.Add(10 * time.Minute)
 	g.Expect(r.post(body, r.now.Add(-11*time.Minute), testSecret)).To(Equal(http.StatusUnauthorized), "stale")
+}
+
+// A replay is recognised whatever the spelling of its signature: hex is
+// read in either case, so upper-casing a digit must not make it new.
+func TestReplayWithRespelledSignatureIsIgnored(t *testing.T) {
+	g := NewWithT(t)
+	r := newRig(t)
+	body := formBody(recordedPayload(t, notify.ActionFeedbackDown, "shop/checkout-oom-1"))
+	g.Expect(r.post(body, r.now, testSecret)).To(Equal(http.StatusOK))
+	stamp := strconv.FormatInt(r.now.Unix(), 10)
+	sig := SignatureFor(testSecret, stamp, body)
+	for _, spelled := range []string{"v0=" + strings.ToUpper(sig[3:]), sig[:len(sig)-1] + strings.ToUpper(sig[len(sig)-1:]), sig} {
+		code := r.postSigned(body, stamp, spelled)
+		g.Expect(code).To(Equal(http.StatusOK), "acknowledged")
+	}
+	g.Expect(r.verbs.got()).To(HaveLen(1), "but acted on once")
+}
+
+// postSigned sends body with the given timestamp and signature headers.
+func (r *rig) postSigned(body []byte, stamp, sig string) int {
+	req := httptest.NewRequest(http.MethodPost, InteractionsPath, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(TimestampHeader, stamp)
+	req.Header.Set(SignatureHeader, sig)
+	w := httptest.NewRecorder()
+	r.h.ServeHTTP(w, req)
+	r.h.Wait()
+	return w.Code
 }
 
 func TestUnknownActionAndOtherNamespaceAreRefused(t *testing.T) {

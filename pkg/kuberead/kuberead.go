@@ -37,6 +37,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,9 +107,22 @@ func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...clien
 	})
 }
 
-// Truncated reports whether a list read by a Reader stopped at its limit.
-func Truncated(list client.ObjectList) bool {
-	return list.GetContinue() != ""
+// cacheContinue is the continue token controller-runtime's cache sets on
+// every list it answers, whether or not a limit cut it.
+const cacheContinue = "continue-not-supported"
+
+// Truncated reports whether a list read with limit stopped at it. The API
+// server says so with a continue token; a cached client's token says
+// nothing, so its list is cut only when it holds limit items (a list
+// exactly that long counts as cut, since the two cannot be told apart).
+func Truncated(list client.ObjectList, limit int64) bool {
+	switch cont := list.GetContinue(); {
+	case cont == "":
+		return false
+	case cont == cacheContinue:
+		return limit > 0 && int64(apimeta.LenList(list)) >= limit
+	}
+	return true
 }
 
 func (r *Reader) timeout() time.Duration {

@@ -168,8 +168,8 @@ func TestReadsCopyBackAndListsAreBounded(t *testing.T) {
 	if err := r.List(context.Background(), &pods, client.InNamespace("ns")); err != nil {
 		t.Fatal(err)
 	}
-	if a.limit != 7 || len(pods.Items) != 1 || !Truncated(&pods) {
-		t.Fatalf("limit %d, items %d, truncated %v", a.limit, len(pods.Items), Truncated(&pods))
+	if a.limit != 7 || len(pods.Items) != 1 || !Truncated(&pods, 7) {
+		t.Fatalf("limit %d, items %d, truncated %v", a.limit, len(pods.Items), Truncated(&pods, 7))
 	}
 	if err := r.List(context.Background(), &pods, client.Limit(3)); err != nil || a.limit != 3 {
 		t.Fatalf("a caller's own limit must be kept: %d %v", a.limit, err)
@@ -187,6 +187,27 @@ func TestPlural(t *testing.T) {
 	} {
 		if got := Plural(kind); got != want {
 			t.Errorf("Plural(%s) = %s, want %s", kind, got, want)
+		}
+	}
+}
+
+// A cached client marks every list "continue-not-supported"; only a list
+// that reached its limit is cut.
+func TestTruncatedReadsTheCachesTokenByCount(t *testing.T) {
+	for _, tc := range []struct {
+		cont  string
+		items int
+		want  bool
+	}{
+		{"", 200, false},
+		{"continue-not-supported", 0, false},
+		{"continue-not-supported", 199, false},
+		{"continue-not-supported", 200, true},
+		{"eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTJ9", 3, true},
+	} {
+		list := &corev1.PodList{ListMeta: metav1.ListMeta{Continue: tc.cont}, Items: make([]corev1.Pod, tc.items)}
+		if got := Truncated(list, 200); got != tc.want {
+			t.Errorf("continue %q with %d items: truncated %v, want %v", tc.cont, tc.items, got, tc.want)
 		}
 	}
 }

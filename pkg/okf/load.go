@@ -21,12 +21,34 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // MaxEntryBytes bounds one entry file; larger files are rejected unread so a
 // stray binary or log in the catalog cannot balloon memory.
 const MaxEntryBytes = 1 << 20
+
+// oversizedMark starts the placeholder Oversized returns; no entry file
+// starts with a NUL byte.
+const oversizedMark = "\x00okf-oversized:"
+
+// Oversized is what a reader records, unread, for an entry file of size
+// bytes over MaxEntryBytes: LoadFiles reports the file with that size.
+func Oversized(size int64) []byte {
+	return []byte(oversizedMark + strconv.FormatInt(size, 10))
+}
+
+// entrySize is the size of an entry file's content or of the file an
+// Oversized placeholder stands for.
+func entrySize(data []byte) int64 {
+	if rest, ok := strings.CutPrefix(string(data), oversizedMark); ok {
+		if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+			return n
+		}
+	}
+	return int64(len(data))
+}
 
 // reservedNames are markdown files that describe the catalog itself.
 var reservedNames = map[string]bool{
@@ -68,10 +90,10 @@ func LoadFiles(files map[string][]byte) LoadResult {
 		if !IsEntryPath(p) {
 			continue
 		}
-		if len(data) > MaxEntryBytes {
+		if size := entrySize(data); size > MaxEntryBytes {
 			res.Invalid = append(res.Invalid, p)
 			res.Diagnostics = append(res.Diagnostics, Diagnostic{Path: p, Line: 1, Severity: SeverityError,
-				Message: fmt.Sprintf("file is %d bytes; entries are at most %d", len(data), MaxEntryBytes)})
+				Message: fmt.Sprintf("file is %d bytes; entries are at most %d", size, MaxEntryBytes)})
 			continue
 		}
 		e, err := Parse(p, data)
@@ -129,7 +151,7 @@ func ReadFS(fsys fs.FS, root string) (map[string][]byte, error) {
 		}
 		if info.Size() > MaxEntryBytes {
 			// Keep the name so LoadFiles reports it, without reading it.
-			files[rel] = make([]byte, MaxEntryBytes+1)
+			files[rel] = Oversized(info.Size())
 			return nil
 		}
 		data, err := fs.ReadFile(fsys, p)

@@ -19,6 +19,7 @@ package okf
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -343,7 +344,7 @@ func TestLoadFS(t *testing.T) {
 		"cat/notes.txt":          {Data: []byte("ignored")},
 		"cat/broken.md":          {Data: []byte("no frontmatter")},
 		"cat/bad-incident.md":    {Data: []byte("---\ntype: Incident\ntitle: t\ndescription: d\n---\nbody\n")},
-		"cat/huge.md":            {Data: bytes.Repeat([]byte("x"), MaxEntryBytes+1)},
+		"cat/huge.md":            {Data: bytes.Repeat([]byte("x"), 3*MaxEntryBytes+5)},
 		"outside/ignored.md":     {Data: []byte(entry)},
 		"cat/sub/deeper/c.md":    {Data: []byte(entry)},
 		"cat/sub/deeper/LICENSE": {Data: []byte("text")},
@@ -358,6 +359,9 @@ func TestLoadFS(t *testing.T) {
 	g.Expect(res.Invalid).To(Equal([]string{"bad-incident.md", "broken.md", "huge.md"}))
 	g.Expect(res.Diagnostics).To(ContainElement(And(HaveField("Path", "broken.md"), HaveField("Line", 1),
 		HaveField("Message", ContainSubstring("no YAML frontmatter")))))
+	g.Expect(res.Diagnostics).To(ContainElement(And(HaveField("Path", "huge.md"),
+		HaveField("Message", Equal(fmt.Sprintf("file is %d bytes; entries are at most %d", 3*MaxEntryBytes+5, MaxEntryBytes))))),
+		"an oversized entry is reported with its own size")
 	_, err = LoadFS(fsys, "missing")
 	g.Expect(err).To(MatchError(ContainSubstring("reading catalog missing")))
 }

@@ -332,6 +332,12 @@ func (c *Config) request(ctx context.Context, inc *runlorev1.Incident, inv *runl
 		req.Leads = r.Leads
 	}
 	var warnings []string
+	if w := inc.Spec.Workload; w != nil && w.Namespace != "" && inc.Namespace != "" && w.Namespace != inc.Namespace {
+		// The receiver placed it elsewhere; whoever reads the finding in
+		// the operator's namespace learns why it is there.
+		warnings = append(warnings, fmt.Sprintf("the alert is about namespace %s but its Incident was recorded in %s: "+
+			"%s is not one of the namespaces Incidents may be written to (--incident-namespaces), or did not exist", w.Namespace, inc.Namespace, w.Namespace))
+	}
 	if req.Memory = c.memory(ctx, inc, inv); req.Memory != nil {
 		warnings = append(warnings, req.Memory.Unavailable...)
 	}

@@ -19,6 +19,7 @@ package receiver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -134,3 +136,83 @@ func FuzzHandler(f *testing.F) {
 // nopClient satisfies New's requirement for a client in tests that replace
 // the write; any call through it would fail the test loudly.
 type nopClient struct{ client.Client }
+
+// FuzzAlertTimesAndSizes builds an alert from any times and value sizes
+// and drives it through the handler: what is recorded never starts or ends
+// further ahead of the receiver's clock than MaxClockSkew, never holds a
+// value over its limit, and keeps the fingerprint of the alert as sent; a
+// refusal is a one-line 400.
+func FuzzAlertTimesAndSizes(f *testing.F) {
+	now := receiverNow.Format(time.RFC3339)
+	for _, seed := range []struct {
+		starts, ends string
+		resolved     bool
+		label, ann   uint32
+	}{
+		{now, "", false, 10, 10},
+		{"2031-12-01T12:00:00Z", "2031-12-01T12:05:00Z", true, 0, 0},
+		{"2026-12-01T12:04:59Z", "2026-12-01T12:05:01Z", true, 1 << 20, 1 << 20},
+		{"0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999+14:00", true, MaxLabelValueBytes, MaxAnnotationValueBytes},
+		{"1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", true, MaxLabelValueBytes + 1, MaxAnnotationValueBytes + 1},
+		{"yesterday", "", false, 3, 3},
+	} {
+		f.Add(seed.starts, seed.ends, seed.resolved, seed.label, seed.ann)
+	}
+	f.Fuzz(func(t *testing.T, starts, ends string, resolved bool, labelSize, annSize uint32) {
+		labelSize, annSize = labelSize%(2<<20), annSize%(2<<20)
+		status := StatusFiring
+		if resolved {
+			status = StatusResolved
+		}
+		labels := map[string]string{"alertname": "Fuzz", "namespace": "shop", "big": strings.Repeat("l", int(labelSize)),
+			"other": strings.Repeat("m", int(labelSize/2))}
+		body, err := json.Marshal(map[string]any{"version": "4", "status": status, "alerts": []map[string]any{{
+			"status": status, "labels": labels, "startsAt": starts, "endsAt": ends,
+			"annotations": map[string]string{"description": strings.Repeat("d", int(annSize)), "summary": strings.Repeat("s", int(annSize/3))},
+		}}})
+		if err != nil {
+			t.Skip()
+		}
+		want := Fingerprint(&Alert{Labels: labels})
+		fi := newFakeIntake(t, func(o *Options) { o.MaxBodyBytes = 16 << 20 })
+		rec := post(fi.h, testToken, string(body))
+		switch rec.Code {
+		case http.StatusOK:
+		case http.StatusBadRequest:
+			if len(fi.signals) != 0 || strings.Count(rec.Body.String(), "\n") != 1 {
+				t.Fatalf("refusal recorded %d or is not one line: %q", len(fi.signals), rec.Body.String())
+			}
+			return
+		default:
+			t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+		if len(fi.signals) != 1 {
+			t.Fatalf("%d signals recorded", len(fi.signals))
+		}
+		sig := fi.signals[0]
+		checkSpec(t, sig)
+		limit := receiverNow.Add(MaxClockSkew)
+		if sig.Observation.StartsAt.After(limit) || sig.Observation.EndsAt.After(limit) ||
+			sig.Spec.StartsAt != nil && sig.Spec.StartsAt.After(limit) || sig.Spec.EndsAt != nil && sig.Spec.EndsAt.After(limit) {
+			t.Fatalf("recorded a time ahead of the clock: %+v", sig.Observation)
+		}
+		if sig.Spec.Fingerprint != want {
+			t.Fatalf("fingerprint %q, want %q", sig.Spec.Fingerprint, want)
+		}
+		for _, m := range []struct {
+			values          map[string]string
+			perValue, total int
+		}{{sig.Spec.Labels, MaxLabelValueBytes, MaxLabelBytes}, {sig.Spec.Annotations, MaxAnnotationValueBytes, MaxAnnotationBytes}} {
+			sum := 0
+			for k, v := range m.values {
+				if len(v) > m.perValue {
+					t.Fatalf("%s is %d bytes", k, len(v))
+				}
+				sum += len(v)
+			}
+			if sum > m.total+len(m.values)*len(TruncatedMark) {
+				t.Fatalf("values total %d bytes", sum)
+			}
+		}
+	})
+}

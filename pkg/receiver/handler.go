@@ -17,11 +17,14 @@ limitations under the License.
 // Package receiver is RunLore's Alertmanager webhook: it authenticates and
 // bounds each request, decodes the version 4 payload (Alertmanager and
 // VMAlert), deduplicates it, and records every alert as an Incident through
-// the API server, placed in its workload's namespace when allowed. Writes
-// run on a bounded pool shared by all requests; a request that does not fit
-// is answered 429 with Retry-After at once. A 2xx means every alert of the
-// payload is recorded; anything it could not record is a 5xx, which
-// Alertmanager retries. It is the model of a webhook that does no real work
+// the API server, placed in its workload's namespace when allowed. What it
+// stores is bounded and scrubbed first: secrets masked, label and
+// annotation values cut to their limits, times ahead of its clock replaced
+// by the time of receipt. Writes run on a bounded pool shared by all
+// requests; a request that does not fit is answered 429 with Retry-After at
+// once. A 2xx means every alert of the payload that can be recorded is
+// (the response counts those refused for good); anything it could not
+// record for now is a 5xx, which Alertmanager retries. It is the model of a webhook that does no real work
 // in the request: it must never start an investigation, read anything but
 // its caches on the way in, emit Events, log a token, or write anything
 // from a request it refuses.
@@ -36,12 +39,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -74,6 +81,8 @@ type Handler struct {
 	intake            *intake
 	recordTimeout     time.Duration
 	log               logr.Logger
+	// now is the receiver's clock, against which alert times are bounded.
+	now func() time.Time
 }
 
 // Response is the JSON body of a 200: what became of the payload's alerts.
@@ -83,14 +92,24 @@ type Response struct {
 	Updated int `json:"updated"`
 	Ignored int `json:"ignored"`
 	Dropped int `json:"dropped"`
+	// Refused counts the alerts that can never be recorded (Reasons names
+	// the first few); the rest of the payload was recorded.
+	Refused int      `json:"refused,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Truncated counts the label and annotation values cut to their
+	// limits.
+	Truncated int `json:"truncated,omitempty"`
 }
 
 // ServeHTTP authenticates, limits, decodes, deduplicates and records.
 // Refusals are one line of text: 401, 405, 413, 415, 429 (with
 // Retry-After: the source's rate, or a full intake queue) and 400 naming
-// the field. A failure to write to the API server is a 500, and alerts not
-// recorded within the record timeout a 503 with Retry-After; Alertmanager
-// retries both, and writes are idempotent.
+// the field, for a payload none of whose alerts can ever be recorded. An
+// alert that cannot be recorded in an otherwise good payload is refused on
+// its own (Response.Refused) and the rest recorded, so a sender never
+// retries a payload that cannot succeed. A failure to write to the API
+// server is a 500, and alerts not recorded within the record timeout a 503
+// with Retry-After; Alertmanager retries both, and writes are idempotent.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -126,9 +145,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.log.Info("alertmanager truncated the payload; raise the webhook's max_alerts",
 			"groupKey", msg.GroupKey, "truncatedAlerts", msg.TruncatedAlerts)
 	}
-	signals, err := h.signals(msg)
-	if err != nil {
-		refuse(w, http.StatusBadRequest, err.Error())
+	now := h.now()
+	signals, rejected, cut := h.signals(msg, now)
+	rejected = append(msg.Rejected, rejected...)
+	if len(signals) == 0 && len(rejected) > 0 {
+		refuse(w, http.StatusBadRequest, Unrecordable(rejected).Error())
 		return
 	}
 	if !h.intake.admit(len(signals)) {
@@ -139,19 +160,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := context.WithTimeout(req.Context(), h.recordTimeout)
 	defer cancel()
 	outcomes, errs := h.intake.run(ctx, signals, h.record)
-	if err := errors.Join(errs...); err != nil {
-		if ctx.Err() != nil && req.Context().Err() == nil {
-			h.log.Error(err, "alerts not recorded in time", "groupKey", msg.GroupKey, "timeout", h.recordTimeout)
+	var failed []error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case permanent(err):
+			// The API server will never take this alert: retrying the
+			// payload would only rewrite its healthy alerts.
+			rejected = append(rejected, &FieldError{Field: fmt.Sprintf("alerts[%d]", signals[i].index),
+				Reason: "the API server refused it: " + oneLine(textutil.Truncate(err.Error(), 300))})
+		default:
+			failed = append(failed, err)
+		}
+	}
+	if len(rejected) > 0 {
+		reasons := make([]error, len(rejected))
+		for i, r := range rejected {
+			reasons[i] = r
+		}
+		first, n := summarize(reasons)
+		h.log.Info("alerts refused; the rest of the payload is recorded", "groupKey", msg.GroupKey,
+			"refused", n, "firstReasons", first)
+	}
+	if len(failed) > 0 {
+		first, n := summarize(failed)
+		if req.Context().Err() == nil && (ctx.Err() != nil || pastDeadline(failed)) {
+			h.log.Info("alerts not recorded in time", "groupKey", msg.GroupKey, "failed", n, "of", len(signals),
+				"timeout", h.recordTimeout, "firstErrors", first)
 			w.Header().Set("Retry-After", seconds(h.intake.retryAfter(len(signals))))
 			refuse(w, http.StatusServiceUnavailable, "busy: the alerts were not recorded in time; retry")
 			return
 		}
-		h.log.Error(err, "record alerts", "groupKey", msg.GroupKey)
+		h.log.Error(nil, "alerts not recorded", "groupKey", msg.GroupKey, "failed", n, "of", len(signals), "firstErrors", first)
 		refuse(w, http.StatusInternalServerError, "internal: could not record the alerts; retry")
 		return
 	}
-	resp := Response{Alerts: len(signals)}
-	for _, out := range outcomes {
+	resp := Response{Alerts: len(signals), Refused: len(rejected), Truncated: cut}
+	for i, out := range outcomes {
+		if errs[i] != nil {
+			continue
+		}
 		switch {
 		case out.Dropped:
 			resp.Dropped++
@@ -166,28 +214,85 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.log.V(1).Info("recorded alert", "incident", out.Key.String(), "transition", out.Transition,
 			"ignored", out.Ignored != "", "dropped", out.Dropped)
 	}
+	for _, r := range rejected[:min(len(rejected), maxReasons)] {
+		resp.Reasons = append(resp.Reasons, r.Error())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
-// signals builds every alert's Signal before anything is written, so a bad
-// alert anywhere in the payload refuses the whole request, and folds alerts
-// that share a fingerprint into one: the later occurrence wins, and of one
-// occurrence the resolve (it comes after the firing).
-func (h *Handler) signals(msg *Message) ([]Signal, error) {
-	out := make([]Signal, 0, len(msg.Alerts))
+// maxReasons bounds the refusals a response and a log line name.
+const maxReasons = 5
+
+// summarize is at most maxReasons distinct errors of errs, each cut to one
+// line of 300 bytes, and how many errs there were: one failed request of
+// ten thousand alerts logs a bounded line.
+func summarize(errs []error) ([]string, int) {
+	var first []string
+	for _, err := range errs {
+		if len(first) == maxReasons {
+			break
+		}
+		msg := oneLine(textutil.Truncate(err.Error(), 300))
+		if !slices.Contains(first, msg) {
+			first = append(first, msg)
+		}
+	}
+	return first, len(errs)
+}
+
+// permanent reports whether the API server refused a write for what it
+// is, not for its moment: a retry can never succeed.
+func permanent(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsBadRequest(err)
+}
+
+// pastDeadline reports whether a write gave up because the record timeout
+// would pass before its turn: client-go's rate limiter refuses to wait past
+// a context's deadline with an error of its own, before the context ends.
+func pastDeadline(errs []error) bool {
+	for _, err := range errs {
+		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline") {
+			return true
+		}
+	}
+	return false
+}
+
+// signals builds every alert's Signal before anything is written, and
+// folds alerts that share a fingerprint into one: the later occurrence
+// wins, and of one occurrence the resolve (it comes after the firing). An
+// alert that cannot be recorded is refused on its own; cut counts the
+// label and annotation values shortened to their limits.
+func (h *Handler) signals(msg *Message, now time.Time) (out []Signal, rejected []*FieldError, cut int) {
+	out = make([]Signal, 0, len(msg.Alerts))
 	seen := make(map[string]int, len(msg.Alerts))
 	for i := range msg.Alerts {
 		a := &msg.Alerts[i]
-		spec, err := SpecFromAlert(a, h.environmentLabels)
+		skew := boundTimes(a, now)
+		spec, n, err := specFromAlert(a, h.environmentLabels)
 		if err != nil {
 			var fe *FieldError
-			if errors.As(err, &fe) {
-				fe.Field = fmt.Sprintf("alerts[%d].%s", i, fe.Field)
+			if !errors.As(err, &fe) {
+				fe = &FieldError{Reason: err.Error()}
 			}
-			return nil, err
+			fe.Field = fmt.Sprintf("alerts[%d].%s", a.index, fe.Field)
+			rejected = append(rejected, fe)
+			continue
 		}
-		sig := Signal{Spec: spec, Observation: observation(a)}
+		cut += n
+		sig := Signal{Spec: spec, Observation: observation(a), index: a.index}
+		if skew != "" {
+			// The sender's time is not believed: the Incident starts when
+			// it was received, and says why.
+			if spec.StartsAt == nil {
+				t := metav1.NewTime(now.UTC().Truncate(time.Second))
+				sig.Spec.StartsAt = &t
+			}
+			sig.Annotations = map[string]string{ClockSkewAnnotation: skew}
+			h.log.Info("alert time ahead of the receiver's clock; the time of receipt is used",
+				"groupKey", msg.GroupKey, "fingerprint", spec.Fingerprint, "skew", skew)
+		}
 		if j, dup := seen[spec.Fingerprint]; dup {
 			if later(sig.Observation, out[j].Observation) {
 				out[j] = sig
@@ -197,7 +302,38 @@ func (h *Handler) signals(msg *Message) ([]Signal, error) {
 		seen[spec.Fingerprint] = len(out)
 		out = append(out, sig)
 	}
-	return out, nil
+	return out, rejected, cut
+}
+
+// MaxClockSkew is how far ahead of the receiver's clock an alert's
+// startsAt or endsAt may lie. A time further ahead cannot be true: it is
+// replaced by the time of receipt, and the Incident's ClockSkewAnnotation
+// records what the sender said, so a sender's clock can never order a
+// later firing out of existence.
+const MaxClockSkew = 5 * time.Minute
+
+// ClockSkewAnnotation on an Incident records the alert time RunLore did
+// not believe (MaxClockSkew).
+const ClockSkewAnnotation = "runlore.io/clock-skew"
+
+// boundTimes clears an alert's startsAt and a resolved alert's endsAt that
+// lie more than MaxClockSkew ahead of now, so they are taken as the time of
+// receipt, and an endsAt before startsAt; it says what it cleared, or "".
+func boundTimes(a *Alert, now time.Time) string {
+	limit := now.Add(MaxClockSkew)
+	var notes []string
+	if a.Starts.After(limit) {
+		notes = append(notes, "startsAt "+a.Starts.Format(time.RFC3339))
+		a.Starts = time.Time{}
+	}
+	if a.Status == StatusResolved && a.Ends.After(limit) {
+		notes = append(notes, "endsAt "+a.Ends.Format(time.RFC3339))
+		a.Ends = time.Time{}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return strings.Join(notes, " and ") + fmt.Sprintf(" lay more than %s ahead of RunLore's clock; the time of receipt was used", MaxClockSkew)
 }
 
 // later reports whether a is a later report than b about one fingerprint.
@@ -224,8 +360,7 @@ func (h *Handler) authorized(req *http.Request) bool {
 	}
 	want, err := h.token.get(req.Context())
 	if err != nil {
-		h.log.Error(err, "read receiver token")
-		return false
+		return false // logged by the token source, once
 	}
 	// Compare digests so neither the length nor the content leaks through
 	// timing.

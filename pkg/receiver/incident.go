@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/common/model"
@@ -28,6 +29,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/redact"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
 )
@@ -92,31 +94,45 @@ func Fingerprint(a *Alert) string {
 
 // SpecFromAlert builds the Incident spec an alert describes. environmentLabels
 // are read in order for the environment (nil: DefaultEnvironmentLabels).
+// Secrets in the labels, annotations and link are masked (pkg/redact) and
+// over-long values cut to their limits (MaxLabelValueBytes…) before
+// anything is stored; the fingerprint is the alert's as sent.
 func SpecFromAlert(a *Alert, environmentLabels []string) (runlorev1.IncidentSpec, error) {
+	spec, _, err := specFromAlert(a, environmentLabels)
+	return spec, err
+}
+
+// specFromAlert is SpecFromAlert that also counts the values it cut.
+func specFromAlert(a *Alert, environmentLabels []string) (runlorev1.IncidentSpec, int, error) {
 	if environmentLabels == nil {
 		environmentLabels = DefaultEnvironmentLabels
 	}
-	alertName := a.Labels[model.AlertNameLabel]
+	fingerprint := Fingerprint(a)
+	labels, annotations := maps.Clone(a.Labels), maps.Clone(a.Annotations)
+	redact.Pairs(labels)
+	redact.Pairs(annotations)
+	cut := capValues(labels, MaxLabelValueBytes, MaxLabelBytes) + capValues(annotations, MaxAnnotationValueBytes, MaxAnnotationBytes)
+	alertName := labels[model.AlertNameLabel]
 	spec := runlorev1.IncidentSpec{
-		Fingerprint: Fingerprint(a),
+		Fingerprint: fingerprint,
 		Source:      runlorev1.SourceAlertmanager,
 		AlertName:   alertName,
-		Severity:    a.Labels["severity"],
-		Labels:      maps.Clone(a.Labels),
-		Annotations: maps.Clone(a.Annotations),
+		Severity:    labels["severity"],
+		Labels:      labels,
+		Annotations: annotations,
 	}
 	for _, l := range environmentLabels {
-		if v := a.Labels[l]; v != "" {
+		if v := labels[l]; v != "" {
 			spec.Environment = textutil.Prefix(v, maxShortField)
 			break
 		}
 	}
-	spec.Title = firstNonEmpty(a.Annotations["summary"], a.Annotations["title"], alertName, "alert "+spec.Fingerprint)
+	spec.Title = firstNonEmpty(annotations["summary"], annotations["title"], alertName, "alert "+spec.Fingerprint)
 	spec.Title = textutil.Prefix(oneLine(spec.Title), maxTitle)
-	spec.Message = textutil.Prefix(firstNonEmpty(a.Annotations["description"], a.Annotations["message"]), maxMessage)
+	spec.Message = textutil.Prefix(firstNonEmpty(annotations["description"], annotations["message"]), maxMessage)
 	if len(a.GeneratorURL) <= maxGeneratorURL {
 		// A cut URL is a broken link; one too long is left out.
-		spec.GeneratorURL = a.GeneratorURL
+		spec.GeneratorURL = redact.String(a.GeneratorURL)
 	}
 	if !a.Starts.IsZero() {
 		t := metav1.NewTime(a.Starts)
@@ -126,14 +142,32 @@ func SpecFromAlert(a *Alert, environmentLabels []string) (runlorev1.IncidentSpec
 		t := metav1.NewTime(a.Ends)
 		spec.EndsAt = &t
 	}
-	if w := identity.FromLabels(a.Labels); w != nil {
+	if w := identity.FromLabels(labels); w != nil {
 		if err := checkWorkload(w); err != nil {
-			return spec, err
+			return spec, cut, err
 		}
 		spec.Workload = w
 	}
 	spec.TriggerKey = TriggerKey(alertName, spec.Workload)
-	return spec, nil
+	return spec, cut, nil
+}
+
+// capValues cuts m's values to perValue bytes each and to budget bytes in
+// all, in name order so the cut is the same on every re-send; a cut value
+// ends with TruncatedMark, so once the budget is spent each further value
+// is the mark alone. It returns how many values it cut.
+func capValues(m map[string]string, perValue, budget int) int {
+	cut, left := 0, budget
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		if limit := max(min(perValue, left), len(TruncatedMark)); len(v) > limit {
+			v = textutil.TruncateMark(v, limit, TruncatedMark)
+			m[k] = v
+			cut++
+		}
+		left -= len(v)
+	}
+	return cut
 }
 
 // TriggerKey groups occurrences that share a cause: the alertname plus the

@@ -44,6 +44,11 @@ type Message struct {
 	RouteLabels        map[string]string `json:"routeLabels,omitempty"`
 	ExternalURL        string            `json:"externalURL"`
 	Alerts             []Alert           `json:"alerts"`
+
+	// Rejected are the alerts Decode took out of Alerts because they can
+	// never be recorded, each naming its field (alerts[i]. in the payload
+	// as sent); the rest of the payload is still recorded.
+	Rejected []*FieldError `json:"-"`
 }
 
 // Alert is one alert of a webhook payload. Times are kept as the sender wrote
@@ -60,6 +65,9 @@ type Alert struct {
 	// Parsed by Decode: zero when absent or Go's zero time (which is how
 	// Alertmanager writes endsAt of a firing alert).
 	Starts, Ends time.Time `json:"-"`
+
+	// index is the alert's place in the payload as sent, for refusals.
+	index int
 }
 
 // Alert statuses.
@@ -76,7 +84,27 @@ const (
 	maxAnnotations = 64
 	maxAlertName   = 253
 	maxShortField  = 63
+	// maxLabelName bounds a label's or annotation's name: Prometheus
+	// writes short identifiers, and a name cannot be cut without
+	// colliding with another.
+	maxLabelName = 256
 )
+
+// Limits of what one alert stores. A longer value is cut and ends with
+// TruncatedMark; the fingerprint is taken from the values as sent, so a cut
+// alert is still the same alert. MaxLabelBytes and MaxAnnotationBytes bound
+// the values of an alert's labels and of its annotations together (a value
+// cut to nothing still holds the mark), and names are at most 256 bytes, so
+// no alert stores more than about 100 KiB.
+const (
+	MaxLabelValueBytes      = 1 << 10
+	MaxLabelBytes           = 16 << 10
+	MaxAnnotationValueBytes = 8 << 10
+	MaxAnnotationBytes      = 32 << 10
+)
+
+// TruncatedMark ends a label or annotation value RunLore cut to its limit.
+const TruncatedMark = "…[truncated]"
 
 // FieldError is a refusal of a payload: Field names where in the payload,
 // Reason says what is wrong. Its text is one line, fit for a 400 body.
@@ -91,8 +119,11 @@ func (e *FieldError) Error() string {
 	return e.Field + ": " + e.Reason
 }
 
-// Decode reads and validates one webhook payload. Every error is a
-// *FieldError naming the field. Decode never panics on any input.
+// Decode reads and validates one webhook payload. An alert that can never
+// be recorded (no labels, a bad time, an over-long identity field) is moved
+// to Rejected and the rest kept; a payload with nothing left to record is
+// an error. Every error is a *FieldError naming the field. Decode never
+// panics on any input.
 func Decode(r io.Reader) (*Message, error) {
 	dec := json.NewDecoder(r)
 	var m Message
@@ -140,13 +171,31 @@ func (m *Message) validate() error {
 	default:
 		return &FieldError{Field: "status", Reason: fmt.Sprintf("want firing or resolved, got %q", textutil.TruncateMark(m.Status, 16, "…"))}
 	}
+	kept := m.Alerts[:0]
 	for i := range m.Alerts {
+		m.Alerts[i].index = i
 		if err := m.Alerts[i].validate(); err != nil {
 			err.Field = fmt.Sprintf("alerts[%d].%s", i, err.Field)
-			return err
+			m.Rejected = append(m.Rejected, err)
+			continue
 		}
+		kept = append(kept, m.Alerts[i])
+	}
+	m.Alerts = kept
+	if len(m.Alerts) == 0 && len(m.Rejected) > 0 {
+		return Unrecordable(m.Rejected)
 	}
 	return nil
+}
+
+// Unrecordable is the refusal of a payload none of whose alerts can be
+// recorded: the first alert's reason, and how many more there were.
+func Unrecordable(rejected []*FieldError) *FieldError {
+	first := *rejected[0]
+	if n := len(rejected) - 1; n > 0 {
+		first.Reason += fmt.Sprintf(" (and %d more alerts refused)", n)
+	}
+	return &first
 }
 
 func (a *Alert) validate() *FieldError {
@@ -167,6 +216,14 @@ func (a *Alert) validate() *FieldError {
 	for k := range a.Labels {
 		if k == "" {
 			return &FieldError{Field: "labels", Reason: "a label has an empty name"}
+		}
+		if len(k) > maxLabelName {
+			return &FieldError{Field: "labels", Reason: fmt.Sprintf("a label name is %d characters, at most %d", len(k), maxLabelName)}
+		}
+	}
+	for k := range a.Annotations {
+		if len(k) > maxLabelName {
+			return &FieldError{Field: "annotations", Reason: fmt.Sprintf("an annotation name is %d characters, at most %d", len(k), maxLabelName)}
 		}
 	}
 	if n := len(a.Labels["alertname"]); n > maxAlertName {

@@ -110,7 +110,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{"version as number", `{"version":4}`, "version: want string"},
 		{"top-level status", strings.Replace(ok, `"status":"firing","alerts"`, `"status":"bad","alerts"`, 1), "status: want firing or resolved"},
 		{"alert without labels", `{"version":"4","alerts":[{"status":"firing","labels":{}}]}`, "alerts[0].labels: an alert needs at least one label"},
-		{"second alert without labels", `{"version":"4","alerts":[{"status":"firing","labels":{"a":"b"}},{"status":"resolved"}]}`, "alerts[1].labels"},
+		{"every alert bad", `{"version":"4","alerts":[{"status":"firing"},{"status":"resolved"}]}`, "alerts[0].labels: an alert needs at least one label (and 1 more alerts refused)"},
 		{"alert status", `{"version":"4","alerts":[{"status":"pending","labels":{"a":"b"}}]}`, "alerts[0].status: want firing or resolved"},
 		{"label not a string", `{"version":"4","alerts":[{"status":"firing","labels":{"a":1}}]}`, "alerts.labels: want string, got JSON number"},
 		{"bad startsAt", `{"version":"4","alerts":[{"status":"firing","labels":{"a":"b"},"startsAt":"yesterday"}]}`, "alerts[0].startsAt: want an RFC 3339 time"},
@@ -132,6 +132,13 @@ func TestDecodeRefusals(t *testing.T) {
 	}
 	_, err := Decode(strings.NewReader(ok))
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+
+	// A bad alert beside a good one is set aside; the good one is kept.
+	m, err := Decode(strings.NewReader(`{"version":"4","alerts":[{"status":"resolved"},{"status":"firing","labels":{"a":"b"}}]}`))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(m.Alerts).To(HaveLen(1))
+	NewWithT(t).Expect(m.Rejected).To(HaveLen(1))
+	NewWithT(t).Expect(m.Rejected[0].Error()).To(Equal("alerts[0].labels: an alert needs at least one label"))
 }
 
 func TestIncidentName(t *testing.T) {

@@ -59,7 +59,7 @@ func TestRefusalsCreateNothing(t *testing.T) {
 		{"malformed JSON", testToken, `{"version":"4",`, http.StatusBadRequest, "malformed JSON"},
 		{"wrong version", testToken, strings.Replace(good, `"version":"4"`, `"version":"3"`, 1), http.StatusBadRequest, `version: want "4", got "3"`},
 		{"alert with no labels", testToken, alertBody("firing", alertJSON("firing", "", "", "")), http.StatusBadRequest, "alerts[0].labels: an alert needs at least one label"},
-		{"one bad alert refuses all", testToken, alertBody("firing", alertJSON("firing", `"alertname":"B","namespace":"`+appNS+`"`, "", ""), alertJSON("firing", `"a":"b"`, "now", "")), http.StatusBadRequest, "alerts[1].startsAt"},
+		{"every alert bad", testToken, alertBody("firing", alertJSON("firing", `"a":"b"`, "yesterday", ""), alertJSON("firing", `"a":"b"`, "now", "")), http.StatusBadRequest, "alerts[0].startsAt"},
 		{"too large", testToken, alertBody("firing", alertJSON("firing", `"alertname":"`+strings.Repeat("x", 200)+`","namespace":"`+appNS+`","blob":"`+strings.Repeat("y", 3000)+`"`, "", "")), http.StatusRequestEntityTooLarge, "body: larger than 2048 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

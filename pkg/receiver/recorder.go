@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"time"
 
@@ -71,6 +72,12 @@ type Signal struct {
 	// ObjectLabels are set on the Incident's metadata when it is created,
 	// so its source can find it again (the GitOps watcher's object key).
 	ObjectLabels map[string]string
+	// Annotations are set on the Incident's metadata at every report that
+	// carries them (ClockSkewAnnotation).
+	Annotations map[string]string
+
+	// index is the alert's place in its payload, for refusals.
+	index int
 }
 
 // Outcome says what Record did.
@@ -157,8 +164,9 @@ func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.Na
 	switch {
 	case apierrors.IsNotFound(err):
 		inc = runlorev1.Incident{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: sig.ObjectLabels},
-			Spec:       sig.Spec,
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: sig.ObjectLabels,
+				Annotations: maps.Clone(sig.Annotations)},
+			Spec: sig.Spec,
 		}
 		if err := r.Client.Create(ctx, &inc); err != nil {
 			return fmt.Errorf("create Incident %s: %w", key, err)
@@ -171,10 +179,23 @@ func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.Na
 	st := inc.Status.DeepCopy()
 	out.Transition = trigger.Observe(st, sig.Observation, policy.Spec.DedupWindow.Duration)
 
-	if !out.Created && out.Transition != trigger.Stale {
-		spec := mergeSpec(&inc, sig.Spec, sig.Observation.Firing)
-		if !equality.Semantic.DeepEqual(spec, inc.Spec) {
-			inc.Spec = spec
+	if !out.Created {
+		changed := false
+		for k, v := range sig.Annotations {
+			if inc.Annotations[k] != v {
+				if inc.Annotations == nil {
+					inc.Annotations = map[string]string{}
+				}
+				inc.Annotations[k], changed = v, true
+			}
+		}
+		if out.Transition != trigger.Stale {
+			spec := mergeSpec(&inc, sig.Spec, sig.Observation.Firing)
+			if !equality.Semantic.DeepEqual(spec, inc.Spec) {
+				inc.Spec, changed = spec, true
+			}
+		}
+		if changed {
 			if err := r.Client.Update(ctx, &inc); err != nil {
 				return fmt.Errorf("update Incident %s: %w", key, err)
 			}

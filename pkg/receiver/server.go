@@ -49,7 +49,9 @@ type Options struct {
 	// Namespace is the operator's namespace. Required.
 	Namespace string
 	// AllowedNamespaces are globs of workload namespaces Incidents may be
-	// written to; nil allows all, others go to Namespace.
+	// written to; others go to Namespace. Nil allows all; lore serve passes
+	// an empty list unless told otherwise, so by default every Incident is
+	// written to the operator's namespace.
 	AllowedNamespaces []string
 
 	// Token, TokenFile or TokenSecretName/TokenSecretKey (a Secret in
@@ -178,11 +180,18 @@ func New(o Options) (*Server, error) {
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if tok != nil {
+		tok.log = o.Logger
+	}
 	rec := &Recorder{Client: o.Client, APIReader: o.APIReader, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
 	h := &Handler{
 		record: rec.Record, token: tok, insecure: o.Insecure && sources == 0, maxBody: o.MaxBodyBytes,
 		limiter: newSourceLimiter(o.RatePerSecond, o.RateBurst), environmentLabels: o.EnvironmentLabels,
 		intake: newIntake(o.MaxQueuedAlerts, o.Concurrency), recordTimeout: o.RecordTimeout, log: o.Logger,
+		now: o.Now,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(WebhookPath, countRequests(h))
@@ -198,6 +207,20 @@ func New(o Options) (*Server, error) {
 
 // Handler is the receiver's HTTP handler (the webhook and /healthz).
 func (s *Server) Handler() http.Handler { return s.mux }
+
+// TokenReady is a readiness check (healthz.Checker): it fails while no
+// receiver token is valid (the token file or Secret is missing or empty),
+// when every Alertmanager request is refused, so the replica is taken out
+// of its Service and the cause is visible in /readyz.
+func (s *Server) TokenReady(req *http.Request) error {
+	if s.handler.insecure {
+		return nil
+	}
+	if _, err := s.handler.token.get(req.Context()); err != nil {
+		return fmt.Errorf("receiver token: %w", err)
+	}
+	return nil
+}
 
 // Recorder is the Incident writer the handler uses, for the GitOps watcher.
 func (s *Server) Recorder() *Recorder { return s.recorder }

@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,11 +37,11 @@ func TestTokenFile(t *testing.T) {
 
 	missing := fileToken(path)
 	_, err := missing.get(ctx)
-	g.Expect(err).To(MatchError(ContainSubstring("read receiver token file")))
+	g.Expect(err).To(MatchError(ContainSubstring("token file " + path + " does not exist")))
 
 	g.Expect(os.WriteFile(path, []byte("  \n"), 0o600)).To(Succeed())
 	_, err = fileToken(path).get(ctx)
-	g.Expect(err).To(MatchError("receiver token is empty"))
+	g.Expect(err).To(MatchError("no receiver token: the receiver token is empty"))
 
 	g.Expect(os.WriteFile(path, []byte("first\n"), 0o600)).To(Succeed())
 	src := fileToken(path)
@@ -56,12 +57,57 @@ func TestTokenFile(t *testing.T) {
 	d, _ = src.get(ctx)
 	g.Expect(d).To(Equal(sha256.Sum256([]byte("second"))))
 
-	// A failed re-read keeps the last good token rather than locking out.
+	// A read that fails for another reason keeps the last good token
+	// rather than locking everyone out.
 	g.Expect(os.Remove(path)).To(Succeed())
+	g.Expect(os.Mkdir(path, 0o700)).To(Succeed())
 	src.checked = time.Now().Add(-tokenRecheck)
 	d, err = src.get(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d).To(Equal(sha256.Sum256([]byte("second"))))
+	g.Expect(os.Remove(path)).To(Succeed())
+}
+
+// Emptying or deleting the token file revokes the token: every request is
+// refused, the log says why once, and /readyz fails until a token is back.
+func TestEmptiedOrDeletedTokenFileRevokes(t *testing.T) {
+	g := NewWithT(t)
+	path := filepath.Join(t.TempDir(), "token")
+	g.Expect(os.WriteFile(path, []byte("t0k\n"), 0o600)).To(Succeed())
+	log, lines := captureLog()
+	srv, err := New(Options{Client: nopClient{}, Namespace: "ns", TokenFile: path, Logger: log})
+	g.Expect(err).NotTo(HaveOccurred())
+	req := func() *http.Request {
+		r := httptest.NewRequest(http.MethodPost, WebhookPath, nil)
+		r.Header.Set("Authorization", "Bearer t0k")
+		return r
+	}
+	due := func() { srv.handler.token.checked = time.Now().Add(-tokenRecheck) }
+	g.Expect(srv.handler.authorized(req())).To(BeTrue())
+	g.Expect(srv.TokenReady(req())).To(Succeed())
+
+	for name, revoke := range map[string]func() error{
+		"emptied": func() error { return os.WriteFile(path, []byte("\n"), 0o600) },
+		"deleted": func() error { return os.Remove(path) },
+	} {
+		g.Expect(revoke()).To(Succeed(), name)
+		due()
+		g.Expect(srv.handler.authorized(req())).To(BeFalse(), name)
+		g.Expect(srv.handler.authorized(req())).To(BeFalse(), name)
+		g.Expect(srv.TokenReady(req())).To(MatchError(ContainSubstring("no receiver token")), name)
+
+		g.Expect(os.WriteFile(path, []byte("t0k"), 0o600)).To(Succeed())
+		due()
+		g.Expect(srv.handler.authorized(req())).To(BeTrue(), name)
+		g.Expect(srv.TokenReady(req())).To(Succeed(), name)
+	}
+	var refused int
+	for _, l := range lines() {
+		if strings.Contains(l, "no valid receiver token") {
+			refused++
+		}
+	}
+	g.Expect(refused).To(Equal(2), "logged once per revocation: %v", lines())
 }
 
 func TestAuthorizationHeader(t *testing.T) {

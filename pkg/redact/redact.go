@@ -354,6 +354,35 @@ func Finding(f *runlorev1.Finding) {
 	}
 }
 
+// Pairs masks the values of a label or annotation map in place, each read
+// as "name: value" so a secret is recognised by its name ("token",
+// "password") as well as by its shape; names are kept. It returns the
+// number of values masked.
+func Pairs(m map[string]string) int {
+	masked := 0
+	for k, v := range m {
+		if v == "" {
+			continue
+		}
+		prefix := k + ": "
+		out, n := Redactor{}.Redact(prefix + v)
+		if n == 0 {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(out, prefix); ok {
+			out = rest
+		} else {
+			// The name itself was masked: keep nothing of the value.
+			out = Mask
+		}
+		if out != v {
+			m[k] = out
+			masked++
+		}
+	}
+	return masked
+}
+
 func redactAll(lines []string) {
 	for i := range lines {
 		lines[i] = String(lines[i])

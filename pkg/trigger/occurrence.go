@@ -68,7 +68,10 @@ func (t Transition) Changed() bool { return t != Stale && t != StillFiring }
 // told apart by their start time at the second precision the API server
 // stores: a firing that starts after the latest occurrence while the
 // Incident is resolved is a new occurrence; a firing of an occurrence
-// already resolved (its resolve overtook it) changes nothing.
+// already resolved (its resolve overtook it) changes nothing. A latest
+// start later than the report's receipt cannot order anything (a sender's
+// clock ran ahead), so after a resolve every firing with another start is
+// a new occurrence: no clock can silence an alert.
 //
 // A new occurrence that starts within dedupWindow of the previous one stays
 // in the previous episode, so a flapping alert is counted but keeps its
@@ -91,13 +94,17 @@ func Observe(st *runlorev1.IncidentStatus, obs Observation, dedupWindow time.Dur
 	// firing without a start time after a resolve is taken as newer; a
 	// resolve without one never is, so a re-sent resolve counts nothing.
 	newer := !fresh && known && start.After(last)
+	// A latest start ahead of the receipt came from a sender's clock, not
+	// from time: it orders nothing, so a firing after a resolve is a new
+	// occurrence unless it is that very start again.
+	skewed := last.After(recv) && !start.Equal(last)
 
 	if obs.Firing {
 		switch {
 		case fresh:
 			firstOccurrence(st, start)
 			return FirstFiring
-		case resolved && (newer || !known):
+		case resolved && (newer || !known || skewed):
 			beginOccurrence(st, start, last, dedupWindow)
 			return NewOccurrence
 		case resolved:

@@ -182,6 +182,27 @@ func TestObserve(t *testing.T) {
 	}
 }
 
+// A firing that follows a resolve is never dropped because a sender's
+// clock once wrote a start years ahead into lastFiredAt.
+func TestObserveSkewedStartCannotSilence(t *testing.T) {
+	g := NewWithT(t)
+	ahead := t0.AddDate(5, 0, 0)
+	var st runlorev1.IncidentStatus
+	g.Expect(Observe(&st, Observation{Firing: true, StartsAt: ahead, ReceivedAt: t0}, 0)).To(Equal(FirstFiring))
+	g.Expect(Observe(&st, Observation{StartsAt: ahead, EndsAt: t0.Add(time.Minute), ReceivedAt: t0.Add(time.Minute)}, 0)).To(Equal(ResolvedNow))
+	// The resolve re-sent, and the old firing overtaken by it: nothing.
+	g.Expect(Observe(&st, Observation{StartsAt: ahead, ReceivedAt: t0.Add(2 * time.Minute)}, 0)).To(Equal(Stale))
+	g.Expect(Observe(&st, Observation{Firing: true, StartsAt: ahead, ReceivedAt: t0.Add(2 * time.Minute)}, 0)).To(Equal(Stale))
+	// A real firing later: a new occurrence, though it starts "before".
+	g.Expect(Observe(&st, Observation{Firing: true, StartsAt: t0.Add(time.Hour), ReceivedAt: t0.Add(time.Hour)}, 0)).To(Equal(NewOccurrence))
+	g.Expect(st.Occurrences).To(Equal(int32(2)))
+	g.Expect(st.ResolvedAt).To(BeNil())
+	g.Expect(st.LastFiredAt.Time).To(Equal(t0.Add(time.Hour)))
+	// From here on time orders occurrences again.
+	g.Expect(Observe(&st, Observation{StartsAt: t0.Add(time.Hour), EndsAt: t0.Add(2 * time.Hour), ReceivedAt: t0.Add(2 * time.Hour)}, 0)).To(Equal(ResolvedNow))
+	g.Expect(Observe(&st, Observation{Firing: true, StartsAt: t0.Add(time.Hour), ReceivedAt: t0.Add(3 * time.Hour)}, 0)).To(Equal(Stale))
+}
+
 func TestObserveDedupWindowKeepsInvestigation(t *testing.T) {
 	g := NewWithT(t)
 	var st runlorev1.IncidentStatus
