@@ -89,7 +89,7 @@ func TestProposerPlansFromTheClusterAndOpensOnce(t *testing.T) {
 	fg.PutFile("main", "apps/payments/worker.yaml", deployment("worker", "2Gi", "w:1"))
 
 	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "flux-system"},
-		Spec: sourcev1.GitRepositorySpec{URL: url, Reference: &sourcev1.GitRepositoryRef{Branch: "main"}},
+		Spec:   sourcev1.GitRepositorySpec{URL: url, Reference: &sourcev1.GitRepositoryRef{Branch: "main"}},
 		Status: sourcev1.GitRepositoryStatus{Artifact: &meta.Artifact{Revision: "main@sha1:" + culprit.String()}}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "fleet-forge", Namespace: "payments"}, Data: map[string][]byte{"token": []byte("tok")}}
 	reader := fake.NewClientBuilder().WithScheme(testenv.Scheme).WithObjects(repo, secret).Build()
