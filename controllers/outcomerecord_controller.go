@@ -112,6 +112,7 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			meta.RemoveStatusCondition(&rec.Status.Conditions, votesCondition)
 		}
 		r.correct(rec, inv)
+		linkFix(rec, inv)
 	}
 	var requeue time.Duration
 	if rec.Status.ClosedAt == nil {
@@ -193,6 +194,9 @@ func (r *OutcomeRecordReconciler) settle(rec *runlorev1.OutcomeRecord, inv *runl
 		st.Occurrence = 1
 	}
 	closeAs := func(resolved bool, at time.Time, reason, msg string) {
+		if st.FixPullRequest != "" {
+			msg += "; fix pull request " + st.FixPullRequest
+		}
 		t := metav1.NewTime(at)
 		st.Resolved, st.ClosedAt = resolved, &metav1.Time{Time: now}
 		if resolved {
@@ -235,6 +239,21 @@ func (r *OutcomeRecordReconciler) settle(rec *runlorev1.OutcomeRecord, inv *runl
 	}
 	r.open(rec, "waiting for the incident to resolve")
 	return jitter(time.Hour)
+}
+
+// linkFix records on the episode the pull request a propose-fix opened for
+// its finding: the resolve then says whether merging it cleared the
+// incident.
+func linkFix(rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation) {
+	if rec.Status.FixPullRequest != "" || inv.Status.Result == nil {
+		return
+	}
+	for _, a := range inv.Status.Result.SuggestedActions {
+		if a.Op == runlorev1.OpProposeFix && a.State == runlorev1.ActionExecuted && a.Fix != nil && a.Fix.PullRequest != "" {
+			rec.Status.FixPullRequest = a.Fix.PullRequest
+			return
+		}
+	}
 }
 
 func (r *OutcomeRecordReconciler) open(rec *runlorev1.OutcomeRecord, msg string) {
