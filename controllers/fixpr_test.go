@@ -309,6 +309,26 @@ func TestProposeFixOpensOnePullRequestThatRestoresTheLimit(t *testing.T) {
 		g.Expect(rec.Status.Conditions).To(ContainElement(HaveField("Message", ContainSubstring(fix.Fix.PullRequest))))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
 
+	// The other incident fires again after the merge: the fix did not clear
+	// it, and that is reported on the pull request.
+	g.Eventually(func(g Gomega) {
+		rec := &runlorev1.OutcomeRecord{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again-1"}, rec)).To(Succeed())
+		g.Expect(rec.Status.FixPullRequest).To(Equal(fix.Fix.PullRequest))
+		g.Expect(rec.Status.Occurrence).To(Equal(int32(1)))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+	again := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, again)).To(Succeed())
+	before = again.DeepCopy()
+	refire := metav1.Now()
+	again.Status.Occurrences, again.Status.LastFiredAt = 2, &refire
+	g.Expect(k8sClient.Status().Patch(ctx, again, client.MergeFrom(before))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		comments := fg.Comments(pulls[0].Number)
+		g.Expect(comments).To(HaveLen(2))
+		g.Expect(comments[1]).To(ContainSubstring("fired again"))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+
 	raw, err := os.ReadFile(logPath)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(raw)).To(ContainSubstring(`"op":"propose-fix"`))

@@ -140,7 +140,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder, Stamps: opts.Stamps,
-		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes}).SetupWithManager(mgr); err != nil {
+		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes, Fixer: opts.Fixer,
+		OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := setupDrafts(mgr, opts); err != nil {

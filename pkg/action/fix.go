@@ -38,6 +38,11 @@ type Fixer interface {
 	// Open opens the pull request, or comments on the open one carrying
 	// the same fix (the attempt key keeps a retry from commenting twice).
 	Open(ctx context.Context, req FixRequest, plan FixPlan, key string) (FixResult, error)
+	// FollowUp comments message on a fix's pull request once it was merged
+	// (key keeps a retry from commenting twice): the incident came back or
+	// never cleared. reported is false when it is not merged, so the fix
+	// was never applied.
+	FollowUp(ctx context.Context, policy *runlorev1.ActionPolicy, pullRequest, message, key string) (reported bool, err error)
 }
 
 // FixRequest is what a fix is planned from.

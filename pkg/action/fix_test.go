@@ -42,6 +42,9 @@ func (s *stubFixer) Plan(context.Context, FixRequest) (FixPlan, error) {
 func (s *stubFixer) Open(context.Context, FixRequest, FixPlan, string) (FixResult, error) {
 	return FixResult{}, errors.New("not opened in this test")
 }
+func (s *stubFixer) FollowUp(context.Context, *runlorev1.ActionPolicy, string, string, string) (bool, error) {
+	return false, errors.New("not followed up in this test")
+}
 
 func liveKustomization(ns, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}

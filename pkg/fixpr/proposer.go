@@ -240,6 +240,69 @@ func (p *Proposer) Open(ctx context.Context, req action.FixRequest, plan action.
 	return action.FixResult{URL: res.URL, Number: res.Number, Commented: res.Coalesced && !res.Merged, MergedEarlier: res.Merged}, nil
 }
 
+// FollowUp implements action.Fixer.
+func (p *Proposer) FollowUp(ctx context.Context, policy *runlorev1.ActionPolicy, pullRequest, message, key string) (bool, error) {
+	repo, number, err := pullOf(pullRequest)
+	if err != nil {
+		return false, err
+	}
+	if policy == nil {
+		return false, errors.New("no ActionPolicy applies: no credentials to comment with")
+	}
+	var allowed *runlorev1.FixRepository
+	for i, a := range policy.Spec.FixRepositories {
+		if r := a.Repository; r == repo || (r == "" && ownerNameOf(a.URL) == repo) {
+			allowed = &policy.Spec.FixRepositories[i]
+			break
+		}
+	}
+	if allowed == nil {
+		return false, fmt.Errorf("repository %s is not in the ActionPolicy's spec.fixRepositories", repo)
+	}
+	cfg, ok, err := p.forgeConfig(ctx, policy, *allowed)
+	if err != nil || !ok {
+		return false, err
+	}
+	cfg.Repository, cfg.HTTPClient = repo, p.HTTPClient
+	c, err := forge.New(cfg)
+	if err != nil {
+		return false, err
+	}
+	state, err := c.Status(ctx, number)
+	if err != nil || state != forge.StateMerged {
+		return false, err
+	}
+	seen, err := c.Comments(ctx, number)
+	if err != nil {
+		return false, err
+	}
+	stamp := "runlore:follow-up=" + key
+	for _, s := range seen {
+		if strings.Contains(s, stamp) {
+			return true, nil
+		}
+	}
+	return true, c.Comment(ctx, number, message+"\n\n<!-- "+stamp+" -->")
+}
+
+// pullOf reads owner/name and the number from a pull request URL
+// (…/owner/name/pull/N).
+func pullOf(pullRequest string) (string, int, error) {
+	n, err := forge.PullNumber(pullRequest)
+	if err != nil {
+		return "", 0, err
+	}
+	parts := strings.Split(strings.TrimRight(pullRequest, "/"), "/")
+	if len(parts) < 4 {
+		return "", 0, fmt.Errorf("pullRequest %q: no owner/name before /pull/", pullRequest)
+	}
+	repo := parts[len(parts)-4] + "/" + parts[len(parts)-3]
+	if !ownerName.MatchString(repo) {
+		return "", 0, fmt.Errorf("pullRequest %q: no owner/name before /pull/", pullRequest)
+	}
+	return repo, n, nil
+}
+
 // source reads the Kustomization's GitRepository: its URL, the branch it
 // follows, the revision it applies now, and the fetch credentials.
 func (p *Proposer) source(ctx context.Context, ks *unstructured.Unstructured) (Source, transport.AuthMethod, error) {

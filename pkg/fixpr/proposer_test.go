@@ -139,7 +139,23 @@ func TestProposerPlansFromTheClusterAndOpensOnce(t *testing.T) {
 	worker, _ := fg.FileAt(fg.Pulls()[0].Head, "apps/payments/worker.yaml")
 	g.Expect(worker).To(Equal(deployment("worker", "2Gi", "w:1")), "the worker's change stays")
 
-	// Forged or model-supplied targets are refused.
+	// A fix that is not merged was never applied: nothing to report. Once
+	// merged, an incident that did not clear is reported on it, once.
+	reported, err := p.FollowUp(ctx, policy, res.URL, "did not clear", "rec-1/closed")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(reported).To(BeFalse())
+	fg.Merge(res.Number)
+	for range 2 {
+		reported, err = p.FollowUp(ctx, policy, res.URL, "did not clear", "rec-1/closed")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(reported).To(BeTrue())
+	}
+	g.Expect(fg.Comments(res.Number)).To(HaveLen(2), "the repeat's comment and one report")
+	_, err = p.FollowUp(ctx, unlistedPolicy(policy), res.URL, "did not clear", "rec-1/closed")
+	g.Expect(err).To(MatchError(ContainSubstring("not in the ActionPolicy's spec.fixRepositories")))
+
+	// Forged or model-supplied targets are refused (the merge above moved
+	// nothing the plan reads: it plans from git, not the forge).
 	forged := revert.DeepCopy()
 	forged.Repository = "https://github.com/mallory/fleet"
 	plan, err = p.Plan(ctx, req(forged, policy))
@@ -169,4 +185,10 @@ func TestProposerPlansFromTheClusterAndOpensOnce(t *testing.T) {
 	g.Expect(plan.Refusal).To(BeEmpty())
 	g.Expect(plan.CanOpen).To(BeFalse())
 	g.Expect(plan.Proposal.Branch).To(HavePrefix("runlore/fix-" + culprit.String()[:7]))
+}
+
+func unlistedPolicy(p *runlorev1.ActionPolicy) *runlorev1.ActionPolicy {
+	out := p.DeepCopy()
+	out.Spec.FixRepositories[0].Repository = "acme/other"
+	return out
 }
