@@ -231,7 +231,7 @@ func (p *Proposer) Open(ctx context.Context, req action.FixRequest, plan action.
 	}
 	stamp := "\n\n<!-- runlore:attempt=" + key + " -->"
 	res, err := c.ProposeFix(ctx, forge.Fix{Marker: plan.Marker, Branch: plan.Proposal.Branch, Files: files,
-		Title: plan.Proposal.Title, Body: plan.Proposal.Body, Labels: plan.Labels,
+		Title: plan.Proposal.Title, Body: plan.Proposal.Body + stamp, Labels: plan.Labels,
 		Message: plan.Proposal.Title + "\n\nProposed by RunLore for " + req.Incident.Namespace + "/" + req.Incident.Name + ".",
 		Comment: plan.Comment + stamp, MergedComment: plan.MergedComment + stamp, CommentKey: "runlore:attempt=" + key})
 	if err != nil {

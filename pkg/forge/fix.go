@@ -52,7 +52,8 @@ type Fix struct {
 	Labels  []string
 	// Comment is posted on an open pull request carrying the marker;
 	// MergedComment on a merged one (the fix did not hold). CommentKey,
-	// when a comment there already carries it, posts nothing again.
+	// when the pull request's body or a comment there already carries it,
+	// posts nothing again.
 	Comment, MergedComment, CommentKey string
 }
 
@@ -113,6 +114,9 @@ func (c *Client) ProposeFix(ctx context.Context, f Fix) (FixResult, error) {
 		}
 		if comment == "" {
 			return res, nil
+		}
+		if f.CommentKey != "" && strings.Contains(prior.GetBody(), f.CommentKey) {
+			return res, nil // this attempt opened it, and crashed before it knew
 		}
 		if f.CommentKey != "" {
 			seen, err := c.Comments(ctx, res.Number)

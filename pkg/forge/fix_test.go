@@ -50,6 +50,12 @@ func TestProposeFixOpensOnceThenComments(t *testing.T) {
 	main, _ := f.FileAt("main", "apps/api.yaml")
 	g.Expect(main).To(Equal("memory: 256Mi\n"), "RunLore never merges")
 
+	retry := fix
+	retry.CommentKey = "why"
+	res, err = c.ProposeFix(ctx, retry)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Coalesced).To(BeTrue())
+	g.Expect(f.Comments(res.Number)).To(BeEmpty(), "a retry of the attempt that opened it (its key is in the body) comments nothing")
 	res, err = c.ProposeFix(ctx, fix)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Coalesced).To(BeTrue())
