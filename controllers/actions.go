@@ -98,7 +98,7 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 		d := action.Derive(act.Op, act.Target, live, act.Revert)
 		if !action.Terminal(act.State) {
 			var plan *action.FixPlan
-			d, plan, err = action.PlanFix(ctx, a.Executor.Fixer, action.FixRequest{Policy: policy, Action: *act, Live: live,
+			d, plan, err = action.PlanFix(ctx, a.fixer(), action.FixRequest{Policy: policy, Action: *act, Live: live,
 				Incident: inc, Investigation: inv}, d)
 			if err != nil {
 				// A failed git or forge read leaves this action as it stands
@@ -261,6 +261,15 @@ func (a *Actions) reserve(ctx context.Context, cached *runlorev1.ActionPolicy, r
 func (a *Actions) updatePolicyStatus(ctx context.Context, key client.ObjectKey, now time.Time,
 	change func(*runlorev1.ActionPolicy, *runlorev1.ActionPolicyStatus) (bool, error)) error {
 	return updatePolicyStatus(ctx, a.reader(), a.Client, key, now, change)
+}
+
+// fixer plans propose-fix actions; nil (every fix refused) without an
+// executor to open them.
+func (a *Actions) fixer() action.Fixer {
+	if a.Executor == nil {
+		return nil
+	}
+	return a.Executor.Fixer
 }
 
 func (a *Actions) reader() client.Reader {
