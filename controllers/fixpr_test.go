@@ -234,7 +234,13 @@ func TestProposeFixOpensOnePullRequestThatRestoresTheLimit(t *testing.T) {
 		g.Expect(k8sClient.Patch(ctx, got, patch)).To(Succeed())
 	}
 
-	g.Expect(k8sClient.Create(ctx, newIncident(ns, "inc"))).To(Succeed())
+	// An alert, whose source (the receiver) counts occurrences and episodes.
+	alert := newIncident(ns, "inc")
+	alert.Spec.Source = runlorev1.SourceAlertmanager
+	g.Expect(k8sClient.Create(ctx, alert)).To(Succeed())
+	fired := metav1.Now()
+	alert.Status.Occurrences, alert.Status.Episode, alert.Status.FirstFiredAt, alert.Status.LastFiredAt = 1, 1, &fired, &fired
+	g.Expect(k8sClient.Status().Update(ctx, alert)).To(Succeed())
 	var fix runlorev1.SuggestedAction
 	g.Eventually(func(g Gomega) {
 		fix = fixOf(g, "inc-1")
@@ -273,61 +279,74 @@ func TestProposeFixOpensOnePullRequestThatRestoresTheLimit(t *testing.T) {
 	mainNow, _ := fg.Head("main")
 	g.Expect(mainNow).To(Equal(mainBefore), "RunLore never merges")
 
+	// setIncident writes the Incident's spec, then its status, as the
+	// receiver does for an alert.
+	setIncident := func(mutate func(*runlorev1.Incident)) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc"}, inc)).To(Succeed())
+		before := inc.DeepCopy()
+		mutate(inc)
+		inc.Spec.EndsAt = inc.Status.ResolvedAt
+		status := inc.Status.DeepCopy()
+		g.Expect(k8sClient.Patch(ctx, inc, client.MergeFrom(before))).To(Succeed())
+		before = inc.DeepCopy()
+		inc.Status = *status
+		g.Expect(k8sClient.Status().Patch(ctx, inc, client.MergeFrom(before))).To(Succeed())
+	}
+	refire := func(occurrence int32) {
+		setIncident(func(inc *runlorev1.Incident) {
+			now := metav1.Now()
+			inc.Status.Occurrences, inc.Status.Episode, inc.Status.LastFiredAt, inc.Status.ResolvedAt = occurrence, occurrence, &now, nil
+		})
+	}
+
 	// A second occurrence comments on the open pull request.
-	g.Expect(k8sClient.Create(ctx, newIncident(ns, "again"))).To(Succeed())
+	refire(2)
 	g.Eventually(func(g Gomega) {
-		g.Expect(fixOf(g, "again-1").State).To(Equal(runlorev1.ActionPendingApproval))
+		g.Expect(fixOf(g, "inc-2").State).To(Equal(runlorev1.ActionPendingApproval))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
-	approve("again-1", fixOf(g, "again-1").ID)
+	approve("inc-2", fixOf(g, "inc-2").ID)
 	g.Eventually(func(g Gomega) {
-		a := fixOf(g, "again-1")
+		a := fixOf(g, "inc-2")
 		g.Expect(a.State).To(Equal(runlorev1.ActionExecuted), a.StateReason)
 		g.Expect(a.StateReason).To(ContainSubstring("commented"))
 		g.Expect(a.Fix.PullRequest).To(Equal(fix.Fix.PullRequest))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
 	g.Expect(fg.Pulls()).To(HaveLen(1), "no second pull request")
 	g.Expect(fg.Comments(pulls[0].Number)).To(HaveLen(1))
-	g.Expect(fg.Comments(pulls[0].Number)[0]).To(ContainSubstring(ns + "/again"))
+	g.Expect(fg.Comments(pulls[0].Number)[0]).To(ContainSubstring(ns + "/inc-2"))
 
-	// The fix is merged and applied; the incident clears and holds clear:
-	// the episode resolves with the pull request linked.
+	// A human merges the fix. The incident fires once more before Flux
+	// applies it: that is reported on the pull request, once.
 	fg.Merge(pulls[0].Number)
-	inc := &runlorev1.Incident{}
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc"}, inc)).To(Succeed())
-	before := inc.DeepCopy()
-	clear := metav1.NewTime(time.Now().Truncate(time.Second))
-	inc.Spec.EndsAt = &clear
-	g.Expect(k8sClient.Patch(ctx, inc, client.MergeFrom(before))).To(Succeed())
-	before = inc.DeepCopy()
-	inc.Status.ResolvedAt = &clear
-	g.Expect(k8sClient.Status().Patch(ctx, inc, client.MergeFrom(before))).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		rec := &runlorev1.OutcomeRecord{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-1"}, rec)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-2"}, rec)).To(Succeed())
+		g.Expect(rec.Status.FixPullRequest).To(Equal(fix.Fix.PullRequest))
+		g.Expect(rec.Status.Occurrence).To(Equal(int32(2)))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+	refire(3)
+	g.Eventually(func(g Gomega) {
+		comments := fg.Comments(pulls[0].Number)
+		g.Expect(comments).To(HaveLen(2))
+		g.Expect(comments[1]).To(ContainSubstring("fired again (occurrence 3)"))
+	}, eventually, 200*time.Millisecond).Should(Succeed())
+
+	// Flux applies the merge; the incident clears and holds clear: the
+	// episode resolves with the pull request linked.
+	setIncident(func(inc *runlorev1.Incident) {
+		clear := metav1.NewTime(time.Now().Truncate(time.Second))
+		inc.Status.ResolvedAt = &clear
+	})
+	g.Eventually(func(g Gomega) {
+		rec := &runlorev1.OutcomeRecord{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "inc-2"}, rec)).To(Succeed())
 		g.Expect(rec.Status.FixPullRequest).To(Equal(fix.Fix.PullRequest))
 		g.Expect(rec.Status.Resolved).To(BeTrue())
 		g.Expect(rec.Status.Conditions).To(ContainElement(HaveField("Message", ContainSubstring(fix.Fix.PullRequest))))
 	}, eventually, 200*time.Millisecond).Should(Succeed())
-
-	// The other incident fires again after the merge: the fix did not clear
-	// it, and that is reported on the pull request.
-	g.Eventually(func(g Gomega) {
-		rec := &runlorev1.OutcomeRecord{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again-1"}, rec)).To(Succeed())
-		g.Expect(rec.Status.FixPullRequest).To(Equal(fix.Fix.PullRequest))
-		g.Expect(rec.Status.Occurrence).To(Equal(int32(1)))
-	}, eventually, 200*time.Millisecond).Should(Succeed())
-	again := &runlorev1.Incident{}
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, again)).To(Succeed())
-	before = again.DeepCopy()
-	refire := metav1.Now()
-	again.Status.Occurrences, again.Status.LastFiredAt = 2, &refire
-	g.Expect(k8sClient.Status().Patch(ctx, again, client.MergeFrom(before))).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		comments := fg.Comments(pulls[0].Number)
-		g.Expect(comments).To(HaveLen(2))
-		g.Expect(comments[1]).To(ContainSubstring("fired again"))
-	}, eventually, 200*time.Millisecond).Should(Succeed())
+	g.Consistently(func() []string { return fg.Comments(pulls[0].Number) }, 2*time.Second, 200*time.Millisecond).Should(HaveLen(2),
+		"each episode that followed occurrence 3 reports it once between them")
 
 	raw, err := os.ReadFile(logPath)
 	g.Expect(err).NotTo(HaveOccurred())

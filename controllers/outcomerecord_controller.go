@@ -278,11 +278,13 @@ func (r *OutcomeRecordReconciler) followUpFix(ctx context.Context, before, rec *
 	case before.Status.ClosedAt == nil && st.ClosedAt != nil && !st.Resolved:
 		msg = fmt.Sprintf("RunLore: this fix was merged, but incident %s/%s did not clear: its episode closed unresolved.",
 			rec.Namespace, rec.Spec.IncidentRef.Name)
-		key = string(rec.UID) + "/closed"
+		key = fmt.Sprintf("%s/%s/%d/closed", rec.Namespace, rec.Spec.IncidentRef.Name, st.Occurrence)
 	case before.Status.Occurrence != 0 && st.Occurrence > before.Status.Occurrence:
 		msg = fmt.Sprintf("RunLore: this fix was merged, but incident %s/%s fired again (occurrence %d). The cause may lie elsewhere, or the merge is not applied yet.",
 			rec.Namespace, rec.Spec.IncidentRef.Name, st.Occurrence)
-		key = fmt.Sprintf("%s/%d", rec.UID, st.Occurrence)
+		// Keyed by the occurrence, not the episode: every episode that
+		// follows it sees the same re-fire, and it is reported once.
+		key = fmt.Sprintf("%s/%s/%d", rec.Namespace, rec.Spec.IncidentRef.Name, st.Occurrence)
 	default:
 		return
 	}
