@@ -134,8 +134,10 @@ const (
 
 // Execute re-validates the attempt against the live target and, when every
 // gate holds and the key has not run before, patches the target and confirms
-// the effect from a fresh read. A returned error (a failed read, a write
-// conflict, an unwritable audit log) means nothing was decided: retry later.
+// the effect from a fresh read; a propose-fix is planned again from the
+// cluster and git and its pull request opened instead, the target left
+// untouched. A returned error (a failed read, a write conflict, an
+// unwritable audit log) means nothing was decided: retry later.
 func (e *Executor) Execute(ctx context.Context, at Attempt) (Outcome, error) {
 	if at.Key == "" {
 		return Outcome{}, errors.New("attempt.key is empty: the executor needs it to run an action once")
