@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -80,6 +82,9 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 	if policy != nil {
 		st = action.ObservePolicy(policy, now)
 	}
+	if action.ProposesFixes(policy) {
+		addFixes(inv.Status.Result)
+	}
 	// pending are the counter updates to fold into the live status.
 	var pending []func(*runlorev1.ActionPolicy, *runlorev1.ActionPolicyStatus)
 	var requeue time.Duration
@@ -91,6 +96,21 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 			return 0, err
 		}
 		d := action.Derive(act.Op, act.Target, live, act.Revert)
+		if !action.Terminal(act.State) {
+			var plan *action.FixPlan
+			d, plan, err = action.PlanFix(ctx, a.fixer(), action.FixRequest{Policy: policy, Action: *act, Live: live,
+				Incident: inc, Investigation: inv}, d)
+			if err != nil {
+				// A failed git or forge read leaves this action as it stands
+				// and looks again; the other actions go on.
+				ctrl.LoggerFrom(ctx).Info("fix not planned, retrying", "action", act.ID, "error", err.Error())
+				requeue = shorter(requeue, jitter(fixRetry))
+				continue
+			}
+			if plan != nil && plan.Refusal == "" {
+				act.Fix = plan.Proposal.DeepCopy()
+			}
+		}
 		decision, refusal := decisionFor(a.Stamps, inv, act.ID, now)
 		req := action.Request{Action: *act, Derivation: d, Confidence: inv.Status.Confidence,
 			ProposedAt: action.ProposedAt(act, now), Decision: decision}
@@ -120,12 +140,15 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 			if v.Execute {
 				out, err := a.Executor.Execute(ctx, action.Attempt{
 					Key: string(inv.UID) + "/" + act.ID, Investigation: inv.Namespace + "/" + inv.Name,
-					Policy: livePolicy, PolicyStatus: liveStatus, Request: req,
+					Policy: livePolicy, PolicyStatus: liveStatus, Request: req, Incident: inc, InvestigationObject: inv,
 				})
 				if err != nil {
 					return 0, err
 				}
 				v.State, v.Reason = out.State, out.Reason
+				if out.Fix != nil {
+					act.Fix = out.Fix
+				}
 				if out.Patched {
 					if v.Actor != action.ActorAuto { // auto's execution was counted when reserved
 						pending = append(pending, func(p *runlorev1.ActionPolicy, s *runlorev1.ActionPolicyStatus) {
@@ -154,9 +177,7 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 			if timeout <= 0 {
 				timeout = time.Hour
 			}
-			if left := req.ProposedAt.Add(timeout).Sub(now) + time.Second; requeue == 0 || left < requeue {
-				requeue = left
-			}
+			requeue = shorter(requeue, req.ProposedAt.Add(timeout).Sub(now)+time.Second)
 		}
 	}
 	if policy != nil && len(pending) > 0 {
@@ -171,6 +192,35 @@ func (a *Actions) Reconcile(ctx context.Context, inc *runlorev1.Incident, inv *r
 		}
 	}
 	return requeue, nil
+}
+
+// addFixes proposes a fix beside every suggested rollback of a Flux
+// commit, once: a pull request on the fleet repository, gated like any
+// action.
+func addFixes(f *runlorev1.Finding) {
+	for _, a := range f.SuggestedActions {
+		fix, ok := action.FixFor(a)
+		if !ok || len(f.SuggestedActions) >= maxSuggestedActions ||
+			slices.ContainsFunc(f.SuggestedActions, func(s runlorev1.SuggestedAction) bool { return s.ID == fix.ID }) {
+			continue
+		}
+		f.SuggestedActions = append(f.SuggestedActions, fix)
+	}
+}
+
+// maxSuggestedActions is a finding's suggestedActions MaxItems.
+const maxSuggestedActions = 8
+
+// fixRetry is how soon a fix whose plan failed to read git or the forge is
+// planned again.
+const fixRetry = 30 * time.Second
+
+// shorter is the sooner of two requeues, zero meaning none.
+func shorter(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // reserve re-reads the policy live (the kill switch and the counters as
@@ -213,6 +263,15 @@ func (a *Actions) updatePolicyStatus(ctx context.Context, key client.ObjectKey, 
 	return updatePolicyStatus(ctx, a.reader(), a.Client, key, now, change)
 }
 
+// fixer plans propose-fix actions; nil (every fix refused) without an
+// executor to open them.
+func (a *Actions) fixer() action.Fixer {
+	if a.Executor == nil {
+		return nil
+	}
+	return a.Executor.Fixer
+}
+
 func (a *Actions) reader() client.Reader {
 	if a.APIReader != nil {
 		return a.APIReader
@@ -251,10 +310,16 @@ func updatePolicyStatus(ctx context.Context, reader client.Reader, writer client
 }
 
 func (a *Actions) policy(ctx context.Context, namespace, environment string) (*runlorev1.ActionPolicy, error) {
+	return selectPolicy(ctx, a.Client, namespace, a.OperatorNamespace, environment)
+}
+
+// selectPolicy is the ActionPolicy in force for namespace: the most
+// specific among those in the namespace and the operator's; nil for none.
+func selectPolicy(ctx context.Context, reader client.Reader, namespace, operator, environment string) (*runlorev1.ActionPolicy, error) {
 	var all []runlorev1.ActionPolicy
-	for _, ns := range policyNamespaces(namespace, a.OperatorNamespace) {
+	for _, ns := range policyNamespaces(namespace, operator) {
 		var list runlorev1.ActionPolicyList
-		if err := a.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		if err := reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return nil, err
 		}
 		all = append(all, list.Items...)

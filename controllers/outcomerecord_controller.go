@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/admission"
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/textutil"
@@ -73,6 +74,11 @@ type OutcomeRecordReconciler struct {
 	// Retain bounds the OutcomeRecords kept per entry; DefaultRetain when 0.
 	Retain int
 	Now    func() time.Time
+	// Fixer reports on a merged fix's pull request that the incident did
+	// not clear; nil reports nothing.
+	Fixer action.Fixer
+	// OperatorNamespace holds ActionPolicies that apply everywhere.
+	OperatorNamespace string
 }
 
 // Reconcile brings one episode and its entry's trust up to date.
@@ -112,10 +118,12 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			meta.RemoveStatusCondition(&rec.Status.Conditions, votesCondition)
 		}
 		r.correct(rec, inv)
+		linkFix(rec, inv)
 	}
 	var requeue time.Duration
+	var inc *runlorev1.Incident
 	if rec.Status.ClosedAt == nil {
-		inc := &runlorev1.Incident{}
+		inc = &runlorev1.Incident{}
 		err := r.Get(ctx, client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.IncidentRef.Name}, inc)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -134,6 +142,7 @@ func (r *OutcomeRecordReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			r.Recorder.Eventf(rec, nil, corev1.EventTypeNormal, reasonResolved, "Close",
 				"incident %s stayed clear for %s", rec.Spec.IncidentRef.Name, r.sustainedClear())
 		}
+		r.followUpFix(ctx, before, rec, inc)
 	}
 	if rec.Spec.EntryRef != nil {
 		entryNS := rec.Spec.EntryNamespace
@@ -193,6 +202,9 @@ func (r *OutcomeRecordReconciler) settle(rec *runlorev1.OutcomeRecord, inv *runl
 		st.Occurrence = 1
 	}
 	closeAs := func(resolved bool, at time.Time, reason, msg string) {
+		if st.FixPullRequest != "" {
+			msg += "; fix pull request " + st.FixPullRequest
+		}
 		t := metav1.NewTime(at)
 		st.Resolved, st.ClosedAt = resolved, &metav1.Time{Time: now}
 		if resolved {
@@ -235,6 +247,61 @@ func (r *OutcomeRecordReconciler) settle(rec *runlorev1.OutcomeRecord, inv *runl
 	}
 	r.open(rec, "waiting for the incident to resolve")
 	return jitter(time.Hour)
+}
+
+// linkFix records on the episode the pull request a propose-fix opened for
+// its finding: the resolve then says whether merging it cleared the
+// incident.
+func linkFix(rec *runlorev1.OutcomeRecord, inv *runlorev1.Investigation) {
+	if rec.Status.FixPullRequest != "" || inv.Status.Result == nil {
+		return
+	}
+	for _, a := range inv.Status.Result.SuggestedActions {
+		if a.Op == runlorev1.OpProposeFix && a.State == runlorev1.ActionExecuted && a.Fix != nil && a.Fix.PullRequest != "" {
+			rec.Status.FixPullRequest = a.Fix.PullRequest
+			return
+		}
+	}
+}
+
+// followUpFix reports on the fix's pull request, once it was merged, that
+// the incident did not clear: the episode closed unresolved, or the
+// incident fired again. A report that fails is an Event, not a retry: the
+// moment it describes has passed.
+func (r *OutcomeRecordReconciler) followUpFix(ctx context.Context, before, rec *runlorev1.OutcomeRecord, inc *runlorev1.Incident) {
+	st := &rec.Status
+	if r.Fixer == nil || st.FixPullRequest == "" {
+		return
+	}
+	var msg, key string
+	switch {
+	case before.Status.ClosedAt == nil && st.ClosedAt != nil && !st.Resolved:
+		msg = fmt.Sprintf("RunLore: this fix was merged, but incident %s/%s did not clear: its episode closed unresolved.",
+			rec.Namespace, rec.Spec.IncidentRef.Name)
+		key = fmt.Sprintf("%s/%s/%d/closed", rec.Namespace, rec.Spec.IncidentRef.Name, st.Occurrence)
+	case before.Status.Occurrence != 0 && st.Occurrence > before.Status.Occurrence:
+		msg = fmt.Sprintf("RunLore: this fix was merged, but incident %s/%s fired again (occurrence %d). The cause may lie elsewhere, or the merge is not applied yet.",
+			rec.Namespace, rec.Spec.IncidentRef.Name, st.Occurrence)
+		// Keyed by the occurrence, not the episode: every episode that
+		// follows it sees the same re-fire, and it is reported once.
+		key = fmt.Sprintf("%s/%s/%d", rec.Namespace, rec.Spec.IncidentRef.Name, st.Occurrence)
+	default:
+		return
+	}
+	env := ""
+	if inc != nil {
+		env = inc.Spec.Environment
+	}
+	policy, err := selectPolicy(ctx, r.Client, rec.Namespace, r.OperatorNamespace, env)
+	if err == nil {
+		var reported bool
+		if reported, err = r.Fixer.FollowUp(ctx, policy, st.FixPullRequest, msg, key); err == nil && reported {
+			r.Recorder.Eventf(rec, nil, corev1.EventTypeWarning, "FixDidNotClear", "Report", "%s: reported on %s", msg, st.FixPullRequest)
+		}
+	}
+	if err != nil {
+		r.Recorder.Eventf(rec, nil, corev1.EventTypeWarning, "FixReportFailed", "Report", "reporting on %s: %v", st.FixPullRequest, err)
+	}
 }
 
 func (r *OutcomeRecordReconciler) open(rec *runlorev1.OutcomeRecord, msg string) {

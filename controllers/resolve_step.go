@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/action"
 	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/outcome"
@@ -70,6 +71,10 @@ type OpenOutcome struct {
 	// Synchronous sends within the step instead of beside it (tests that
 	// assert a single run's effect).
 	Synchronous bool
+	// OperatorNamespace holds ActionPolicies that apply everywhere: the
+	// one in force decides whether the finding proposes fixes, so the
+	// delivered finding already carries them.
+	OperatorNamespace string
 }
 
 // entryHashLen is how many hex digits of the name's SHA-256 a shortened
@@ -152,6 +157,13 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 		return err
 	}
 	inv.Status.OutcomeRecord = rec.Name
+	policy, err := selectPolicy(ctx, s.Client, inv.Namespace, s.OperatorNamespace, inc.Spec.Environment)
+	if err != nil {
+		return err
+	}
+	if action.ProposesFixes(policy) && inv.Status.Result != nil {
+		addFixes(inv.Status.Result)
+	}
 	return s.deliver(ctx, inc, inv, client.ObjectKeyFromObject(rec))
 }
 

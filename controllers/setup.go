@@ -79,6 +79,9 @@ type Options struct {
 	// Shadow runs a candidate investigator beside the delivered finding;
 	// nil runs none.
 	Shadow ShadowRunner
+	// Fixer prepares and opens a propose-fix's pull request on the fleet
+	// repository; nil refuses every propose-fix.
+	Fixer action.Fixer
 }
 
 // UncachedObjects are the kinds RunLore reads but does not watch. The
@@ -118,7 +121,7 @@ func ClientOptions() client.Options {
 
 // Setup registers every RunLore reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	steps := withDefaults(opts.Steps, mgr, opts.Notifier)
+	steps := withDefaults(opts.Steps, mgr, opts)
 	recorder := mgr.GetEventRecorder("runlore")
 	collector.use(mgr.GetCache())
 	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
@@ -137,7 +140,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := (&OutcomeRecordReconciler{Client: mgr.GetClient(), Recorder: recorder, Stamps: opts.Stamps,
-		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes}).SetupWithManager(mgr); err != nil {
+		SustainedClear: opts.SustainedClear, Retain: opts.RetainOutcomes, Fixer: opts.Fixer,
+		OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := setupDrafts(mgr, opts); err != nil {
@@ -153,7 +157,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Machine:   &phase.Machine{Steps: steps, Budgets: opts.StepBudgets},
 		Actions: &Actions{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Stamps: opts.Stamps,
 			Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
-			Executor: &action.Executor{Client: mgr.GetClient(), Audit: opts.AuditLog}, Now: time.Now},
+			Executor: &action.Executor{Client: mgr.GetClient(), Audit: opts.AuditLog, Fixer: opts.Fixer}, Now: time.Now},
 		MaxConcurrent: opts.MaxConcurrentInvestigations,
 		Shadow:        opts.Shadow,
 	}).SetupWithManager(mgr)
@@ -186,7 +190,7 @@ func setupCatalogs(mgr ctrl.Manager, opts Options) error {
 	return mgr.AddReadyzCheck("catalog", ready.Check)
 }
 
-func withDefaults(s phase.Steps, mgr ctrl.Manager, notifier notify.Notifier) phase.Steps {
+func withDefaults(s phase.Steps, mgr ctrl.Manager, opts Options) phase.Steps {
 	d := phase.Unconfigured()
 	if s.Recall == nil {
 		s.Recall = d.Recall
@@ -202,7 +206,7 @@ func withDefaults(s phase.Steps, mgr ctrl.Manager, notifier notify.Notifier) pha
 	}
 	if s.Resolve == nil {
 		s.Resolve = OpenOutcome{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("runlore"), Notifier: notifier}
+			Recorder: mgr.GetEventRecorder("runlore"), Notifier: opts.Notifier, OperatorNamespace: opts.OperatorNamespace}
 	}
 	return s
 }

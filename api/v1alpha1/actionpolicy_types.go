@@ -37,8 +37,41 @@ const (
 )
 
 // ExecutableOp is an op the executor may run: a rollback is never one.
-// +kubebuilder:validation:Enum=suspend;resume;reconcile
+// propose-fix opens a pull request on the fleet repository and never
+// merges it.
+// +kubebuilder:validation:Enum=suspend;resume;reconcile;propose-fix
 type ExecutableOp string
+
+// FixRepository is a fleet repository RunLore may propose fixes to.
+type FixRepository struct {
+	// url is the git URL exactly as the GitOps source in the cluster names
+	// it (a Flux GitRepository's spec.url); a trailing slash or .git and
+	// the host's case do not matter.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url"`
+	// repository is owner/name on the forge; read from url when empty.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`
+	// +optional
+	Repository string `json:"repository,omitempty"`
+	// apiURL is the GitHub API base URL, for GitHub Enterprise; the
+	// catalog forge's, else github.com, when empty.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	APIURL string `json:"apiURL,omitempty"`
+	// secretRef names a Secret in the policy's namespace with a GitHub App
+	// (appID, installationID, privateKey) or a token for this repository.
+	// Empty uses the catalog forge's Secret; with neither, the fix is only
+	// suggested.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// labels are put on the fix's pull request besides runlore and
+	// runlore/fix.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=50
+	// +optional
+	Labels []string `json:"labels,omitempty"`
+}
 
 // ActionScope limits where a policy applies.
 type ActionScope struct {
@@ -140,7 +173,7 @@ type ActionPolicySpec struct {
 	Scope ActionScope `json:"scope,omitempty"`
 	// allowedOps the policy permits. Defaults to reconcile only.
 	// +kubebuilder:default={reconcile}
-	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:MaxItems=4
 	// +optional
 	AllowedOps []ExecutableOp `json:"allowedOps,omitempty"`
 	// allowedKinds are the target kinds the policy permits. Defaults to
@@ -183,6 +216,12 @@ type ActionPolicySpec struct {
 	// Defaults to 3 expiries and 24h.
 	// +optional
 	Fatigue *ApprovalFatigue `json:"fatigue,omitempty"`
+	// fixRepositories are the fleet repositories a propose-fix may open a
+	// pull request on; a GitOps source whose repository is not listed
+	// gets no fix.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	FixRepositories []FixRepository `json:"fixRepositories,omitempty"`
 }
 
 // ActionPolicyStatus is the policy's effective state.

@@ -101,9 +101,11 @@ const (
 	ActionExpired         ActionState = "Expired"
 )
 
-// ActionOp is an operation the executor knows. Only Flux suspend, resume and
-// reconcile are executable; rollback is always a suggested git revert.
-// +kubebuilder:validation:Enum=suspend;resume;reconcile;rollback
+// ActionOp is an operation the executor knows. Flux suspend, resume and
+// reconcile act on the cluster; propose-fix opens a pull request on the
+// fleet repository (never merged by RunLore); rollback is always a
+// suggested git revert.
+// +kubebuilder:validation:Enum=suspend;resume;reconcile;rollback;propose-fix
 type ActionOp string
 
 const (
@@ -113,7 +115,53 @@ const (
 	// OpRollback is never executed: it is suggested as the git revert of the
 	// causing change.
 	OpRollback ActionOp = "rollback"
+	// OpProposeFix opens a pull request on the fleet repository that
+	// reverts the causing commit's change, or patches the field it blames.
+	OpProposeFix ActionOp = "propose-fix"
 )
+
+// FixStrategy is how a proposed fix undoes the causing change.
+// +kubebuilder:validation:Enum=revert;patch
+type FixStrategy string
+
+const (
+	// FixRevert restores the file as it was before the commit.
+	FixRevert FixStrategy = "revert"
+	// FixPatch restores only the blamed field, keeping the commit's other
+	// work.
+	FixPatch FixStrategy = "patch"
+)
+
+// FixProposal is the pull request a propose-fix prepares: shown in the
+// finding for a human to open in suggest mode, opened on approval.
+type FixProposal struct {
+	// repository is owner/name on the forge.
+	// +kubebuilder:validation:MaxLength=256
+	Repository string `json:"repository"`
+	// baseBranch is the branch the GitOps source applies.
+	// +kubebuilder:validation:MaxLength=256
+	BaseBranch string `json:"baseBranch"`
+	// branch is the branch the fix is committed on.
+	// +kubebuilder:validation:MaxLength=256
+	Branch string `json:"branch"`
+	// strategy is revert or patch.
+	Strategy FixStrategy `json:"strategy"`
+	// files the fix edits, each one the causing commit touched.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Files []string `json:"files,omitempty"`
+	// title of the pull request.
+	// +kubebuilder:validation:MaxLength=256
+	Title string `json:"title"`
+	// body of the pull request, secrets redacted.
+	// +kubebuilder:validation:MaxLength=16384
+	// +optional
+	Body string `json:"body,omitempty"`
+	// pullRequest is the URL of the pull request once opened.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	PullRequest string `json:"pullRequest,omitempty"`
+}
 
 // BlastRadius is how much an action can affect, derived server-side.
 // +kubebuilder:validation:Enum=object;namespace;cluster
@@ -281,9 +329,14 @@ type SuggestedAction struct {
 	// +optional
 	BlastRadius BlastRadius `json:"blastRadius,omitempty"`
 	// revert is, for a rollback, the git revert to merge (commit, repository,
-	// files); rollbacks are never executed in-cluster.
+	// files); rollbacks are never executed in-cluster. A propose-fix
+	// carries the same reference to the commit it undoes.
 	// +optional
 	Revert *ChangeReference `json:"revert,omitempty"`
+	// fix is, for a propose-fix, the pull request prepared from the GitOps
+	// objects in the cluster and the causing commit.
+	// +optional
+	Fix *FixProposal `json:"fix,omitempty"`
 	// mode is the ActionPolicy rung the action falls under.
 	// +optional
 	Mode ActionMode `json:"mode,omitempty"`

@@ -177,6 +177,12 @@ type OutcomeRecordStatus struct {
 	// stays clear for the window.
 	// +optional
 	ClearSince *metav1.Time `json:"clearSince,omitempty"`
+	// fixPullRequest is the URL of the pull request a propose-fix opened
+	// for the episode's finding; the resolve says whether it cleared the
+	// incident.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	FixPullRequest string `json:"fixPullRequest,omitempty"`
 	// votes are the live human votes, one per user.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=map

@@ -49,6 +49,7 @@ import (
 	"github.com/runlore/runlore/pkg/audit"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/embed"
+	"github.com/runlore/runlore/pkg/fixpr"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/model"
@@ -454,16 +455,13 @@ func serve(ctx context.Context, rc *rest.Config, cfg serveConfig) error {
 
 // buildPipeline assembles the Investigation's steps: the shared catalog
 // index, the read-only tools, the what-changed timeline and the engine.
-func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig) (phase.Steps, *catalog.Syncer, controllers.ShadowRunner, error) {
+// mirrors are the git mirrors, shared with the fixes the actions propose.
+func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig, mirrors *gitdiff.Cache) (phase.Steps, *catalog.Syncer, controllers.ShadowRunner, error) {
 	index, err := catalog.New()
 	if err != nil {
 		return phase.Steps{}, nil, nil, err
 	}
 	syncer := catalog.NewSyncer(index, filepath.Join(cfg.CacheDir, "catalogs"))
-	mirrors, err := gitdiff.NewCache(filepath.Join(cfg.CacheDir, "git"))
-	if err != nil {
-		return phase.Steps{}, nil, nil, err
-	}
 	clientset, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return phase.Steps{}, nil, nil, err
@@ -762,11 +760,16 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps, syncer, shadow, err := buildPipeline(mgr, rc, cfg)
+	mirrors, err := gitdiff.NewCache(filepath.Join(cfg.CacheDir, "git"))
+	if err != nil {
+		return nil, err
+	}
+	steps, syncer, shadow, err := buildPipeline(mgr, rc, cfg, mirrors)
 	if err != nil {
 		return nil, err
 	}
 	opts := controllers.Options{
+		Fixer:                       &fixpr.Proposer{Reader: mgr.GetAPIReader(), Mirrors: mirrors, OperatorNamespace: cfg.Namespace},
 		Steps:                       steps,
 		MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations,
 		OperatorNamespace:           cfg.Namespace,

@@ -29,6 +29,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/audit"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 const (
@@ -53,6 +54,9 @@ type Executor struct {
 	Audit *audit.Log
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Fixer prepares and opens a propose-fix's pull request; without it a
+	// propose-fix is refused.
+	Fixer Fixer
 }
 
 // Attempt is one request to execute an action.
@@ -70,6 +74,10 @@ type Attempt struct {
 	// confidence, when it was proposed and the human decision; its
 	// Derivation and TargetLabels are recomputed from the live target.
 	Request Request
+	// Incident and InvestigationObject are the finding a propose-fix is
+	// planned from.
+	Incident            *runlorev1.Incident
+	InvestigationObject *runlorev1.Investigation
 }
 
 // Outcome is what the executor did.
@@ -81,9 +89,13 @@ type Outcome struct {
 	Verdict Verdict
 	// Derivation is what the live target said about the action.
 	Derivation Derivation
-	// Patched is true only when this call wrote to the target; a repeat of
-	// an executed key is Executed with Patched false.
+	// Patched is true only when this call wrote to the target (or opened
+	// or commented on a fix's pull request); a repeat of an executed key is
+	// Executed with Patched false.
 	Patched bool
+	// Fix is a propose-fix's pull request as planned, with its URL once
+	// opened.
+	Fix *runlorev1.FixProposal
 }
 
 // Entry is one audit line's content.
@@ -122,8 +134,10 @@ const (
 
 // Execute re-validates the attempt against the live target and, when every
 // gate holds and the key has not run before, patches the target and confirms
-// the effect from a fresh read. A returned error (a failed read, a write
-// conflict, an unwritable audit log) means nothing was decided: retry later.
+// the effect from a fresh read; a propose-fix is planned again from the
+// cluster and git and its pull request opened instead, the target left
+// untouched. A returned error (a failed read, a write conflict, an
+// unwritable audit log) means nothing was decided: retry later.
 func (e *Executor) Execute(ctx context.Context, at Attempt) (Outcome, error) {
 	if at.Key == "" {
 		return Outcome{}, errors.New("attempt.key is empty: the executor needs it to run an action once")
@@ -145,8 +159,17 @@ func (e *Executor) Execute(ctx context.Context, at Attempt) (Outcome, error) {
 	if live != nil {
 		req.TargetLabels = live.GetLabels()
 	}
+	fixReq := FixRequest{Policy: at.Policy, Action: req.Action, Live: live, Incident: at.Incident, Investigation: at.InvestigationObject}
+	var plan *FixPlan
+	req.Derivation, plan, err = PlanFix(ctx, e.Fixer, fixReq, req.Derivation)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if plan != nil && plan.Refusal == "" {
+		req.Action.Fix = plan.Proposal.DeepCopy()
+	}
 	v := Evaluate(at.Policy, at.PolicyStatus, req, now())
-	out := Outcome{State: v.State, Reason: v.Reason, Verdict: v, Derivation: req.Derivation}
+	out := Outcome{State: v.State, Reason: v.Reason, Verdict: v, Derivation: req.Derivation, Fix: req.Action.Fix}
 	entry := Entry{
 		Key: at.Key, Investigation: at.Investigation, Policy: policyName(at.Policy), Mode: v.Mode,
 		Op: req.Action.Op, Target: target, Reversible: req.Derivation.Reversible,
@@ -170,6 +193,9 @@ func (e *Executor) Execute(ctx context.Context, at Attempt) (Outcome, error) {
 	if err := e.record(entry, PhaseAttempt, Outcome{State: runlorev1.ActionApproved, Reason: v.Reason}); err != nil {
 		return Outcome{}, err
 	}
+	if plan != nil {
+		return e.openFix(ctx, fixReq, *plan, at.Key, v.Actor, entry, out)
+	}
 	token := now().UTC().Format(time.RFC3339Nano)
 	if err := e.patch(ctx, live, req.Action.Op, at.Key, token); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
@@ -189,6 +215,34 @@ func (e *Executor) Execute(ctx context.Context, at Attempt) (Outcome, error) {
 	default:
 		out.State, out.Reason = runlorev1.ActionExecuted, describe(req.Action.Op, target, v.Actor, token)
 	}
+	return out, e.record(entry, PhaseOutcome, out)
+}
+
+// openFix opens the planned pull request, or comments on the one already
+// open, and records the outcome.
+func (e *Executor) openFix(ctx context.Context, req FixRequest, plan FixPlan, key, actor string, entry Entry, out Outcome) (Outcome, error) {
+	res, err := e.Fixer.Open(ctx, req, plan, key)
+	if err != nil {
+		out.State, out.Reason = runlorev1.ActionFailed, textutil.Truncate("opening the pull request: "+err.Error(), maxReason)
+		return out, e.record(entry, PhaseOutcome, out)
+	}
+	out.Patched = true
+	fix := plan.Proposal
+	fix.PullRequest = res.URL
+	out.Fix = &fix
+	by := "approved by " + actor
+	if actor == ActorAuto {
+		by = "run by auto"
+	}
+	switch {
+	case res.MergedEarlier:
+		out.Reason = fmt.Sprintf("the same fix was merged in %s and the incident came back: reported on the pull request (%s)", res.URL, by)
+	case res.Commented:
+		out.Reason = fmt.Sprintf("commented this occurrence on the open pull request %s that carries the same fix (%s)", res.URL, by)
+	default:
+		out.Reason = fmt.Sprintf("opened pull request %s (%s): RunLore never merges it", res.URL, by)
+	}
+	out.State = runlorev1.ActionExecuted
 	return out, e.record(entry, PhaseOutcome, out)
 }
 

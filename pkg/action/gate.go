@@ -161,6 +161,10 @@ func Evaluate(policy *runlorev1.ActionPolicy, st runlorev1.ActionPolicyStatus, r
 		e.fail(GateTarget, d.Refusal)
 		return e.end(runlorev1.ActionRefused, d.Refusal)
 	}
+	if d.SuggestOnly && d.Op == runlorev1.OpProposeFix {
+		e.pass(GateTarget, "propose-fix: no forge credentials for the repository, suggested only")
+		return e.end(runlorev1.ActionSuggested, fixAdvice(a.Fix, "no forge credentials for the repository"))
+	}
 	if d.SuggestOnly {
 		e.pass(GateTarget, "rollback: suggested as a git revert only")
 		return e.end(runlorev1.ActionSuggested, revertAdvice(a.Revert))
@@ -197,6 +201,9 @@ func Evaluate(policy *runlorev1.ActionPolicy, st runlorev1.ActionPolicyStatus, r
 	}
 	e.pass(GateOp, string(d.Op))
 
+	if mode == runlorev1.ActionModeSuggest && d.Op == runlorev1.OpProposeFix {
+		return e.end(runlorev1.ActionSuggested, fixAdvice(a.Fix, "mode suggest"))
+	}
 	if mode == runlorev1.ActionModeSuggest {
 		return e.end(runlorev1.ActionSuggested, "mode suggest: run it yourself: "+Command(d.Op, d.Target))
 	}

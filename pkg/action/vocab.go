@@ -21,7 +21,9 @@ limitations under the License.
 // ops with its own field manager. It must never take reversibility, blast
 // radius or kind from model output, never act on a cluster-scoped object or a
 // protected namespace, and never execute a rollback: a rollback is only ever
-// suggested as the git revert of the change that caused the incident.
+// suggested as the git revert of the change that caused the incident. A
+// propose-fix writes nothing to the cluster: it opens a pull request on the
+// fleet repository, which a human merges or closes.
 package action
 
 import (
@@ -68,9 +70,11 @@ type Derivation struct {
 	// Target is the target with its namespace resolved.
 	Target runlorev1.ObjectReference
 	// Executable is true for suspend, resume and reconcile on an existing,
-	// namespaced Flux object.
+	// namespaced Flux object, and for a propose-fix whose Kustomization
+	// exists (PlanFix may still refuse it or make it a suggestion).
 	Executable bool
-	// SuggestOnly is true for a rollback with a git revert to suggest.
+	// SuggestOnly is true for a rollback with a git revert to suggest, and
+	// for a fix RunLore has no forge credentials to open.
 	SuggestOnly bool
 	// Reversible is whether the op can be undone by another op.
 	Reversible bool
@@ -106,9 +110,18 @@ func Derive(op runlorev1.ActionOp, target runlorev1.ObjectReference, live *unstr
 		d.SuggestOnly = true
 		d.BlastRadius = runlorev1.BlastNamespace
 		return d
+	case runlorev1.OpProposeFix:
+		if revert == nil || revert.ToRevision == "" {
+			d.Refusal = "propose-fix names no commit (revert.toRevision) to undo"
+			return d
+		}
+		if target.Kind != KindKustomization {
+			d.Refusal = fmt.Sprintf("propose-fix targets the Flux Kustomization that applied the commit, not a %q", target.Kind)
+			return d
+		}
 	case runlorev1.OpSuspend, runlorev1.OpResume, runlorev1.OpReconcile:
 	default:
-		d.Refusal = fmt.Sprintf("op %q is not one the executor knows (suspend, resume, reconcile)", op)
+		d.Refusal = fmt.Sprintf("op %q is not one the executor knows (suspend, resume, reconcile, propose-fix)", op)
 		return d
 	}
 	gvk, ok := targetKinds[target.Kind]
@@ -134,18 +147,20 @@ func Derive(op runlorev1.ActionOp, target runlorev1.ObjectReference, live *unstr
 	}
 	d.Executable = true
 	// suspend and resume undo each other; reconcile re-applies what git
-	// already declares.
+	// already declares; a pull request is closed unmerged, and nothing in
+	// the cluster changes until a human merges it.
 	d.Reversible = true
 	d.BlastRadius = blastRadius(op, live)
 	return d
 }
 
-// blastRadius: a reconcile converges one object on what git declares; a
+// blastRadius: a reconcile converges one object on what git declares, and a
+// fix's pull request changes the one object it blames once merged; a
 // suspend or resume changes what its controller keeps applying, which
 // reaches every object it manages — across namespaces or cluster-scoped
 // objects when its inventory or target namespace says so.
 func blastRadius(op runlorev1.ActionOp, live *unstructured.Unstructured) runlorev1.BlastRadius {
-	if op == runlorev1.OpReconcile {
+	if op == runlorev1.OpReconcile || op == runlorev1.OpProposeFix {
 		return runlorev1.BlastObject
 	}
 	ns := live.GetNamespace()

@@ -247,6 +247,12 @@ func (c *Client) OpenDraft(ctx context.Context, d Draft) (Result, error) {
 // commitFile writes one file as one commit on branch, parented on the base
 // branch's head, with no local clone.
 func (c *Client) commitFile(ctx context.Context, branch, path string, content []byte, message string) error {
+	return c.commitFiles(ctx, branch, []File{{Path: path, Content: content}}, message)
+}
+
+// commitFiles writes files as one commit on branch, parented on the base
+// branch's head, with no local clone.
+func (c *Client) commitFiles(ctx context.Context, branch string, files []File, message string) error {
 	baseRef, _, err := c.gh.Git.GetRef(ctx, c.owner, c.repo, "heads/"+c.base)
 	if err != nil {
 		return fmt.Errorf("read base branch %s: %w", c.base, scrub(err))
@@ -256,15 +262,17 @@ func (c *Client) commitFile(ctx context.Context, branch, path string, content []
 	if err != nil {
 		return fmt.Errorf("read base commit %s: %w", parentSHA, scrub(err))
 	}
-	blob, _, err := c.gh.Git.CreateBlob(ctx, c.owner, c.repo, &github.Blob{
-		Content: github.String(string(content)), Encoding: github.String("utf-8"),
-	})
-	if err != nil {
-		return fmt.Errorf("create blob for %s: %w", path, scrub(err))
+	entries := make([]*github.TreeEntry, 0, len(files))
+	for _, f := range files {
+		blob, _, err := c.gh.Git.CreateBlob(ctx, c.owner, c.repo, &github.Blob{
+			Content: github.String(string(f.Content)), Encoding: github.String("utf-8"),
+		})
+		if err != nil {
+			return fmt.Errorf("create blob for %s: %w", f.Path, scrub(err))
+		}
+		entries = append(entries, &github.TreeEntry{Path: github.String(f.Path), Mode: github.String("100644"), Type: github.String("blob"), SHA: blob.SHA})
 	}
-	tree, _, err := c.gh.Git.CreateTree(ctx, c.owner, c.repo, parent.GetTree().GetSHA(), []*github.TreeEntry{{
-		Path: github.String(path), Mode: github.String("100644"), Type: github.String("blob"), SHA: blob.SHA,
-	}})
+	tree, _, err := c.gh.Git.CreateTree(ctx, c.owner, c.repo, parent.GetTree().GetSHA(), entries)
 	if err != nil {
 		return fmt.Errorf("create tree: %w", scrub(err))
 	}
@@ -280,7 +288,7 @@ func (c *Client) commitFile(ctx context.Context, branch, path string, content []
 	if _, resp, err := c.gh.Git.CreateRef(ctx, c.owner, c.repo, ref); err != nil {
 		// The branch survives from an attempt that crashed before its pull
 		// request was opened: point it at the new commit.
-		if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
+		if !exists(resp) {
 			return fmt.Errorf("create branch %s: %w", branch, scrub(err))
 		}
 		if _, _, err := c.gh.Git.UpdateRef(ctx, c.owner, c.repo, ref, true); err != nil {

@@ -103,6 +103,9 @@ func (c *Cache) Mirror(url string, auth transport.AuthMethod) (*Mirror, error) {
 	return m, nil
 }
 
+// ErrCommitNotFound: a commit is not in the repository even after a fetch.
+var ErrCommitNotFound = errors.New("not found")
+
 // Mirror is one bare mirrored repository.
 type Mirror struct {
 	url     string
@@ -154,7 +157,7 @@ func (m *Mirror) ensureLocked(ctx context.Context, commits []plumbing.Hash) erro
 		return fmt.Errorf("fetch %s: %s", RedactURL(m.url), strings.ReplaceAll(err.Error(), m.url, RedactURL(m.url)))
 	}
 	if still := m.missing(missing); len(still) > 0 {
-		return fmt.Errorf("commit %s not found in %s after fetch: it may have been force-pushed away", still[0], RedactURL(m.url))
+		return fmt.Errorf("commit %s %w in %s after fetch: it may have been force-pushed away", still[0], ErrCommitNotFound, RedactURL(m.url))
 	}
 	return nil
 }
@@ -226,4 +229,31 @@ func (m *Mirror) Diff(ctx context.Context, from, to plumbing.Hash, path string, 
 		return nil, err
 	}
 	return DiffCommits(ctx, m.repo, from, to, path, lim)
+}
+
+// File reads path at commit h, fetching the commit if it is missing; found
+// is false when the commit has no such file. The content is not redacted:
+// it is for code that edits the file, never for display.
+func (m *Mirror) File(ctx context.Context, h plumbing.Hash, path string) (content []byte, found bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ensureLocked(ctx, []plumbing.Hash{h}); err != nil {
+		return nil, false, err
+	}
+	c, err := m.repo.CommitObject(h)
+	if err != nil {
+		return nil, false, fmt.Errorf("commit %s: %w", h, err)
+	}
+	f, err := c.File(path)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s at %s: %w", path, short(h), err)
+	}
+	text, err := f.Contents()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s at %s: %w", path, short(h), err)
+	}
+	return []byte(text), true, nil
 }
