@@ -138,6 +138,7 @@ func demo(ctx context.Context, out io.Writer, model modelFlags) error {
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.Namespace = "0", "0", "runlore-system"
 	cfg.CacheDir = filepath.Join(filepath.Dir(kubeconfig), "cache")
 	cfg.ModelProvider, cfg.ModelName, cfg.ModelEndpoint = model.provider, model.name, model.endpoint
+	cfg.IncidentNamespaces = []string{demoNamespace}
 	receiverAddr, err := localAddr()
 	if err != nil {
 		return err

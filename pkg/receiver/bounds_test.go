@@ -309,3 +309,32 @@ func TestRateLimiterDeadlineIs503(t *testing.T) {
 	g.Expect(rec.Code).To(Equal(http.StatusServiceUnavailable), rec.Body.String())
 	g.Expect(rec.Header().Get("Retry-After")).NotTo(BeEmpty())
 }
+
+// Through the API server: a skewed firing and its resolve leave the
+// Incident resolved at sane times, marked with the skew, and the next real
+// firing reopens it. Nothing stored holds the oversized value.
+func TestSkewedClockThroughTheAPIServer(t *testing.T) {
+	g := NewWithT(t)
+	clock := receiverNow
+	srv, _ := newReceiver(t, func(o *Options) { o.Now = func() time.Time { return clock } })
+	appNS := newNamespace(t, "app")
+	labels := `"alertname":"DiskFull","namespace":"` + appNS + `","deployment":"api","blob":"` + strings.Repeat("b", 100_000) + `"`
+	ahead := receiverNow.AddDate(5, 0, 0).Format(time.RFC3339)
+	g.Expect(post(srv.Handler(), testToken, alertBody("firing", alertJSON("firing", labels, ahead, "")))).To(HaveHTTPStatus(http.StatusOK))
+	clock = clock.Add(time.Minute)
+	g.Expect(post(srv.Handler(), testToken, alertBody("resolved", alertJSON("resolved", labels, ahead, ahead)))).To(HaveHTTPStatus(http.StatusOK))
+	list := incidents(t, appNS)
+	g.Expect(list).To(HaveLen(1))
+	inc := list[0]
+	g.Expect(inc.Annotations[ClockSkewAnnotation]).To(ContainSubstring("startsAt " + ahead))
+	g.Expect(inc.Spec.StartsAt.Time).To(BeTemporally("<=", clock), "taken as received, never ahead")
+	g.Expect(inc.Status.LastFiredAt.Time).To(BeTemporally("==", receiverNow))
+	g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", clock))
+	g.Expect(len(inc.Spec.Labels["blob"])).To(Equal(MaxLabelValueBytes))
+
+	clock = clock.Add(time.Hour)
+	g.Expect(post(srv.Handler(), testToken, alertBody("firing", alertJSON("firing", labels, clock.Format(time.RFC3339), "")))).To(HaveHTTPStatus(http.StatusOK))
+	inc = incidents(t, appNS)[0]
+	g.Expect(inc.Status.ResolvedAt).To(BeNil(), "the real firing after the resolve is recorded")
+	g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(2))
+}

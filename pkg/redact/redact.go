@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package redact masks secrets in text at RunLore's three boundaries:
-// incident text entering a prompt, tool output before it reaches a model,
-// and a finished investigation before it is stored or sent anywhere.
+// Package redact masks secrets in text at RunLore's boundaries: an alert's
+// text before its Incident is stored, incident text entering a prompt,
+// tool output before it reaches a model, and a finished investigation
+// before it is stored or sent anywhere.
 //
 // The rules are tuned for precision: a masked value keeps its key and its
 // place in the text ("password: [REDACTED]"), so a reader still sees which
