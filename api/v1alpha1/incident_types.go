@@ -269,9 +269,14 @@ type IncidentCorrelation struct {
 	// +optional
 	Episode int32 `json:"episode,omitempty"`
 
-	// split says the Incident left its group because it kept firing after
-	// the shared object recovered: its own cause differs, and it is
-	// investigated on its own.
+	// clearedAt is when a storm member's graph first showed the shared
+	// object without its fault while the member still fired.
+	// +optional
+	ClearedAt *metav1.Time `json:"clearedAt,omitempty"`
+
+	// split says the Incident left its group because it kept firing for
+	// the correlation window after the shared object recovered: its own
+	// cause differs, and it is investigated on its own.
 	// +optional
 	Split bool `json:"split,omitempty"`
 }

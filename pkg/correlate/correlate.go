@@ -34,6 +34,9 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate/graph"
 )
 
@@ -292,4 +295,64 @@ func Object(cause string) (kind, namespace, name, revision string) {
 		return parts[0], parts[1], parts[2], revision
 	}
 	return "", "", ref, revision
+}
+
+// FromSpec is a TriggerPolicy's correlation block with its defaults
+// applied; ok is false when correlation is off. A nil block is on, with
+// the defaults.
+func FromSpec(spec *runlorev1.CorrelationPolicy) (p Policy, ok bool) {
+	p = Policy{Window: DefaultWindow, MinMembers: DefaultMinMembers, Gather: DefaultGather}
+	if spec == nil {
+		return p, true
+	}
+	if spec.Disabled {
+		return Policy{}, false
+	}
+	if spec.Window != nil && spec.Window.Duration > 0 {
+		p.Window = spec.Window.Duration
+	}
+	if spec.MinMembers >= 2 {
+		p.MinMembers = int(spec.MinMembers)
+	}
+	if spec.Gather != nil && spec.Gather.Duration >= 0 {
+		p.Gather = spec.Gather.Duration
+	}
+	p.Gather = min(p.Gather, p.Window)
+	return p, true
+}
+
+// Follow derives a storm parent's occurrence fields from its members: it
+// fires while any member fires (a firing after it resolved is a new
+// occurrence and episode, so a new storm of the same object gets a fresh
+// Investigation) and resolves, at the latest member's resolve, once every
+// member has. A parent without members yet records nothing.
+func Follow(st *runlorev1.IncidentStatus, members []runlorev1.Incident) {
+	var firstFiring, lastResolved *metav1.Time
+	for i := range members {
+		m := &members[i].Status
+		switch {
+		case m.ResolvedAt == nil:
+			if m.LastFiredAt != nil && (firstFiring == nil || m.LastFiredAt.Before(firstFiring)) {
+				firstFiring = m.LastFiredAt
+			}
+			if firstFiring == nil {
+				firstFiring = &members[i].CreationTimestamp
+			}
+		case lastResolved == nil || lastResolved.Before(m.ResolvedAt):
+			lastResolved = m.ResolvedAt
+		}
+	}
+	switch {
+	case firstFiring != nil && (st.Occurrences == 0 || st.ResolvedAt != nil):
+		at := *firstFiring
+		st.Occurrences++
+		st.Episode = st.Occurrences
+		st.LastFiredAt, st.ResolvedAt = &at, nil
+		if st.FirstFiredAt == nil {
+			st.FirstFiredAt = &at
+		}
+	case firstFiring == nil && lastResolved != nil && st.Occurrences > 0 && st.ResolvedAt == nil:
+		at := *lastResolved
+		st.ResolvedAt = &at
+	}
 }

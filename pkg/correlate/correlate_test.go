@@ -21,7 +21,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/investigate/graph"
 )
 
@@ -158,4 +160,62 @@ func TestObject(t *testing.T) {
 	g.Expect([]string{k, ns, n, rev}).To(Equal([]string{"Kustomization", "flux-system", "apps", "main@sha1:abc"}))
 	k, ns, n, rev = Object("Node/node-a")
 	g.Expect([]string{k, ns, n, rev}).To(Equal([]string{"Node", "", "node-a", ""}))
+}
+
+func TestFromSpec(t *testing.T) {
+	d := func(s string) *metav1.Duration {
+		v, _ := time.ParseDuration(s)
+		return &metav1.Duration{Duration: v}
+	}
+	for _, tc := range []struct {
+		name string
+		spec *runlorev1.CorrelationPolicy
+		want Policy
+		on   bool
+	}{
+		{"absent: on with the defaults", nil, Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}, true},
+		{"disabled", &runlorev1.CorrelationPolicy{Disabled: true}, Policy{}, false},
+		{"set", &runlorev1.CorrelationPolicy{Window: d("5m"), MinMembers: 10, Gather: d("1m")}, Policy{Window: 5 * time.Minute, MinMembers: 10, Gather: time.Minute}, true},
+		{"gather never past the window", &runlorev1.CorrelationPolicy{Window: d("20s")}, Policy{Window: 20 * time.Second, MinMembers: 3, Gather: 20 * time.Second}, true},
+		{"a threshold below two keeps the default", &runlorev1.CorrelationPolicy{MinMembers: 1}, Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, on := FromSpec(tc.spec)
+			NewWithT(t).Expect(on).To(Equal(tc.on))
+			NewWithT(t).Expect(got).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestFollow(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { v := metav1.NewTime(t0.Add(d)); return &v }
+	member := func(fired time.Duration, resolved *metav1.Time) runlorev1.Incident {
+		return runlorev1.Incident{Status: runlorev1.IncidentStatus{Occurrences: 1, LastFiredAt: at(fired), ResolvedAt: resolved}}
+	}
+	g := NewWithT(t)
+
+	var st runlorev1.IncidentStatus
+	Follow(&st, nil)
+	g.Expect(st.Occurrences).To(BeZero(), "no member, no occurrence")
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, nil), member(0, nil)})
+	g.Expect(st.Occurrences).To(Equal(int32(1)))
+	g.Expect(st.Episode).To(Equal(int32(1)))
+	g.Expect(st.LastFiredAt).To(Equal(at(0)), "fires from the earliest member")
+	g.Expect(st.ResolvedAt).To(BeNil())
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, nil)})
+	g.Expect(st.ResolvedAt).To(BeNil(), "one member still fires")
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute))})
+	g.Expect(st.ResolvedAt).To(Equal(at(2*time.Minute)), "resolves with the last member")
+	g.Expect(st.Occurrences).To(Equal(int32(1)))
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute)), member(time.Hour, nil)})
+	g.Expect(st.Occurrences).To(Equal(int32(2)), "a new storm of the same object is a new occurrence")
+	g.Expect(st.Episode).To(Equal(int32(2)))
+	g.Expect(st.LastFiredAt).To(Equal(at(time.Hour)))
+	g.Expect(st.FirstFiredAt).To(Equal(at(0)))
+	g.Expect(st.ResolvedAt).To(BeNil())
 }
