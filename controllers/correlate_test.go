@@ -1,0 +1,301 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/chat"
+	"github.com/runlore/runlore/pkg/correlate"
+	"github.com/runlore/runlore/pkg/notify"
+)
+
+// stormCluster creates what a storm's graphs are read from: Nodes, and
+// Deployments each with one pod on a given Node.
+type stormCluster struct {
+	t   *testing.T
+	g   *WithT
+	ctx context.Context
+	ns  string
+}
+
+// node creates a Node, Ready or not; it is deleted when the test ends.
+func (c *stormCluster) node(name string, ready bool) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	c.g.Expect(k8sClient.Create(c.ctx, n)).To(Succeed())
+	c.t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), n) })
+	st := corev1.ConditionTrue
+	reason := "KubeletReady"
+	if !ready {
+		st, reason = corev1.ConditionUnknown, "NodeStatusUnknown"
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st, Reason: reason,
+		Message: "kubelet stopped posting node status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	c.g.Expect(k8sClient.Status().Update(c.ctx, n)).To(Succeed())
+}
+
+// workload creates a Deployment and one crash-looping pod of it on node,
+// with env naming the given host.
+func (c *stormCluster) workload(name, node, calls string) {
+	labels := map[string]string{"app": name}
+	spec := corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.example/" + name + ":1"}}}
+	if calls != "" {
+		spec.Containers[0].Env = []corev1.EnvVar{{Name: "DB_HOST", Value: calls}}
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
+	c.g.Expect(k8sClient.Create(c.ctx, d)).To(Succeed())
+	yes := true
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: c.ns, Labels: labels,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: d.UID, Controller: &yes}}},
+		Spec: spec}
+	c.g.Expect(k8sClient.Create(c.ctx, p)).To(Succeed())
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 4,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off restarting failed container"}}}}}
+	c.g.Expect(k8sClient.Status().Update(c.ctx, p)).To(Succeed())
+}
+
+// alert opens an Incident for the workload, as an alert applied by hand.
+func (c *stormCluster) alert(name, alertName, workload string) {
+	inc := newIncident(c.ns, name)
+	inc.Spec.AlertName, inc.Spec.Title = alertName, workload+" "+alertName
+	inc.Spec.Workload = &runlorev1.Workload{Namespace: c.ns, Kind: "Deployment", Name: workload}
+	c.g.Expect(k8sClient.Create(c.ctx, inc)).To(Succeed())
+}
+
+func (c *stormCluster) incidents(g Gomega) []runlorev1.Incident {
+	var list runlorev1.IncidentList
+	g.Expect(k8sClient.List(c.ctx, &list, client.InNamespace(c.ns))).To(Succeed())
+	return list.Items
+}
+
+func (c *stormCluster) investigations(g Gomega) []runlorev1.Investigation {
+	var list runlorev1.InvestigationList
+	g.Expect(k8sClient.List(c.ctx, &list, client.InNamespace(c.ns))).To(Succeed())
+	return list.Items
+}
+
+// startStormManager runs the reconcilers with a Slack fake and the card
+// updater, under a TriggerPolicy that correlates with a short gather.
+func startStormManager(t *testing.T, ns string) *slackAPI {
+	api, ts := newSlackAPI(t)
+	routes, _ := notify.ParseRoutes("--slack-channels", ns+"="+slackRoom)
+	app := &notify.SlackApp{Token: "xoxb-test", APIURL: ts.URL + "/api/", Channels: routes}
+	runManager(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Notifier: app, SustainedClear: time.Second}, nil,
+		func(mgr ctrl.Manager) {
+			NewWithT(t).Expect((&chat.CardUpdater{Client: mgr.GetClient(), Updater: app}).SetupWithManager(mgr)).To(Succeed())
+		})
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), policy)).To(Succeed())
+	return api
+}
+
+func (s *slackAPI) posts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.calls {
+		if c["_method"] == "chat.postMessage" {
+			out = append(out, fmt.Sprint(c["blocks"]))
+		}
+	}
+	return out
+}
+
+// TestStormOfOneNode: 60 alerts about 20 workloads whose pods run on one
+// NotReady Node, and one alert each about 5 workloads crash-looping on
+// their own on a Ready Node they share. The 60 follow one parent Incident
+// naming the NotReady Node, labelled with its group; the 5 are investigated
+// each on its own (a shared healthy Node is no cause); one chat card speaks
+// for the storm and lists its workloads; when the members resolve, the
+// parent resolves and every member's own OutcomeRecord records the resolve.
+func TestStormOfOneNode(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	bad, good := ns+"-node-a", ns+"-node-b"
+	c.node(bad, false)
+	c.node(good, true)
+	for i := range 20 {
+		c.workload(fmt.Sprintf("svc-%02d", i), bad, "")
+	}
+	for i := range 5 {
+		c.workload(fmt.Sprintf("own-%d", i), good, "")
+	}
+	api := startStormManager(t, ns)
+
+	for _, alert := range []string{"KubePodCrashLooping", "KubePodNotReady", "KubeDeploymentReplicasMismatch"} {
+		for i := range 20 {
+			c.alert(fmt.Sprintf("%s-svc-%02d", strings.ToLower(alert), i), alert, fmt.Sprintf("svc-%02d", i))
+		}
+	}
+	for i := range 5 {
+		c.alert(fmt.Sprintf("own-%d", i), "KubePodCrashLooping", fmt.Sprintf("own-%d", i))
+	}
+
+	parentName := correlate.ParentName("Node/" + bad)
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Source).To(Equal(runlorev1.SourceCorrelation))
+		g.Expect(parent.Spec.Workload.Kind).To(Equal("Node"))
+		g.Expect(parent.Spec.Workload.Name).To(Equal(bad))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		g.Expect(parent.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed))
+		members, own := 0, 0
+		for _, inc := range c.incidents(g) {
+			switch {
+			case inc.Name == parentName:
+			case strings.HasPrefix(inc.Name, "own-"):
+				g.Expect(inc.Status.Parent).To(BeEmpty(), inc.Name)
+				g.Expect(inc.Labels).NotTo(HaveKey(runlorev1.GroupLabel), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(inc.Name+"-1"), "%s is investigated on its own", inc.Name)
+				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed))
+				own++
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Labels).To(HaveKeyWithValue(runlorev1.GroupLabel, parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), "%s is answered from the parent", inc.Name)
+				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed), inc.Name)
+				members++
+			}
+		}
+		g.Expect(members).To(Equal(60))
+		g.Expect(own).To(Equal(5))
+	}, 2*eventually, 250*time.Millisecond).Should(Succeed())
+
+	invs := c.investigations(g)
+	g.Expect(invs).To(HaveLen(6), "one Investigation for the storm, one for each unrelated failure")
+	var group runlorev1.IncidentList
+	g.Expect(k8sClient.List(ctx, &group, client.InNamespace(ns), client.MatchingLabels{runlorev1.GroupLabel: parentName})).To(Succeed())
+	g.Expect(group.Items).To(HaveLen(61), "the label selects the storm: its parent and 60 members")
+
+	// One card for the storm (and one per unrelated failure); the storm's
+	// lists its 20 workloads, all firing.
+	g.Eventually(func(g Gomega) {
+		posts := api.posts()
+		g.Expect(posts).To(HaveLen(6))
+		storm := 0
+		for _, p := range posts {
+			if strings.Contains(p, "Affected workloads") {
+				storm++
+			}
+		}
+		g.Expect(storm).To(Equal(1))
+		card := api.lastUpdate()
+		if card == "" {
+			for _, p := range posts {
+				if strings.Contains(p, "Affected workloads") {
+					card = p
+				}
+			}
+		}
+		g.Expect(card).To(ContainSubstring("Affected workloads (20 firing)"))
+		g.Expect(card).To(ContainSubstring("Deployment/" + ns + "/svc-19 — firing (3 alerts)"))
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Consistently(func() int { return len(api.posts()) }, 2*time.Second, 250*time.Millisecond).Should(Equal(6), "members post no cards")
+
+	// Every member resolves: the parent resolves with them, and each
+	// member's own OutcomeRecord records its resolve.
+	for _, inc := range c.incidents(g) {
+		if inc.Status.Parent != parentName {
+			continue
+		}
+		end := metav1.Now()
+		inc.Spec.EndsAt = &end
+		g.Expect(k8sClient.Update(ctx, &inc)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Status.Phase).To(Equal(runlorev1.IncidentResolved))
+		var recs runlorev1.OutcomeRecordList
+		g.Expect(k8sClient.List(ctx, &recs, client.InNamespace(ns))).To(Succeed())
+		resolved := map[string]bool{}
+		for _, r := range recs.Items {
+			if r.Status.Resolved {
+				resolved[r.Spec.IncidentRef.Name] = true
+			}
+		}
+		g.Expect(resolved).To(HaveKey(parentName))
+		for _, inc := range c.incidents(g) {
+			if inc.Status.Parent == parentName {
+				g.Expect(resolved).To(HaveKey(inc.Name), "member %s has its own resolved episode", inc.Name)
+			}
+		}
+		g.Expect(api.lastUpdate()).To(ContainSubstring("Affected workloads (0 firing)"))
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestStormOfASharedDependency: workloads whose configuration calls one
+// Service that has no ready endpoint follow one parent naming the Service;
+// fewer than the threshold are investigated each on its own.
+func TestStormOfASharedDependency(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	node := ns + "-node"
+	c.node(node, true)
+	db := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-db", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "orders-db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}
+	g.Expect(k8sClient.Create(ctx, db)).To(Succeed())
+	for i := range 4 {
+		c.workload(fmt.Sprintf("orders-%d", i), node, fmt.Sprintf("orders-db.%s.svc.cluster.local", ns))
+	}
+	c.workload("search", node, "")
+	startStormManager(t, ns)
+	for i := range 4 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	c.alert("search", "KubePodCrashLooping", "search")
+
+	parentName := correlate.ParentName("Service/" + ns + "/orders-db")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Service", Namespace: ns, Name: "orders-db"}))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case "search":
+				g.Expect(inc.Status.Parent).To(BeEmpty())
+				g.Expect(inc.Status.Investigation).To(Equal("search-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
