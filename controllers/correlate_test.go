@@ -299,3 +299,56 @@ func TestStormOfASharedDependency(t *testing.T) {
 	}, eventually, 250*time.Millisecond).Should(Succeed())
 	g.Expect(c.investigations(g)).To(HaveLen(2))
 }
+
+// TestStormMemberSplitsWhenTheNodeRecovers: three workloads on a NotReady
+// Node form a storm; the Node comes back but their pods keep failing, so a
+// window later each is split off and investigated on its own, and the
+// storm, followed by none, resolves.
+func TestStormMemberSplitsWhenTheNodeRecovers(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	bad := ns + "-node"
+	c.node(bad, false)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("w-%d", i), bad, "")
+	}
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{Correlation: &runlorev1.CorrelationPolicy{
+			Window: &metav1.Duration{Duration: 3 * time.Second}, Gather: &metav1.Duration{Duration: 3 * time.Second}}}}
+	g.Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	for i := range 3 {
+		c.alert(fmt.Sprintf("w-%d", i), "KubePodCrashLooping", fmt.Sprintf("w-%d", i))
+	}
+	parentName := correlate.ParentName("Node/" + bad)
+	g.Eventually(func(g Gomega) {
+		for _, inc := range c.incidents(g) {
+			if inc.Name != parentName {
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parentName+"-1"), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+
+	n := &corev1.Node{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: bad}, n)).To(Succeed())
+	n.Status.Conditions[0].Status, n.Status.Conditions[0].Reason = corev1.ConditionTrue, "KubeletReady"
+	g.Expect(k8sClient.Status().Update(ctx, n)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		for _, inc := range c.incidents(g) {
+			if inc.Name == parentName {
+				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentResolved), "a storm no member follows is over")
+				continue
+			}
+			g.Expect(inc.Status.Correlation).NotTo(BeNil())
+			g.Expect(inc.Status.Correlation.Split).To(BeTrue(), inc.Name)
+			g.Expect(inc.Status.Parent).To(BeEmpty(), inc.Name)
+			g.Expect(inc.Labels).NotTo(HaveKey(runlorev1.GroupLabel), inc.Name)
+			g.Expect(inc.Status.Investigation).To(Equal(inc.Name+"-1"), "%s is investigated on its own", inc.Name)
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(4))
+}

@@ -93,7 +93,7 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		recordOccurrence(inc)
 		applyResolved(inc)
 	case inc.Spec.Source == runlorev1.SourceCorrelation:
-		if err := r.followMembers(ctx, inc); err != nil {
+		if err := r.followMembers(ctx, inc, now); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

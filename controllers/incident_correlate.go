@@ -269,12 +269,12 @@ func (r *IncidentReconciler) labelGroup(ctx context.Context, inc *runlorev1.Inci
 // followMembers records a storm parent's occurrence from its members: it fires while any of
 // them fires and resolves once they all have (correlate.Follow), and opens
 // the Investigation of the shared object for each of its occurrences.
-func (r *IncidentReconciler) followMembers(ctx context.Context, parent *runlorev1.Incident) error {
+func (r *IncidentReconciler) followMembers(ctx context.Context, parent *runlorev1.Incident, now time.Time) error {
 	members, err := r.members(ctx, parent)
 	if err != nil {
 		return err
 	}
-	correlate.Follow(&parent.Status, members)
+	correlate.Follow(&parent.Status, members, now)
 	return nil
 }
 

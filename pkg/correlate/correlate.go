@@ -325,8 +325,9 @@ func FromSpec(spec *runlorev1.CorrelationPolicy) (p Policy, ok bool) {
 // fires while any member fires (a firing after it resolved is a new
 // occurrence and episode, so a new storm of the same object gets a fresh
 // Investigation) and resolves, at the latest member's resolve, once every
-// member has. A parent without members yet records nothing.
-func Follow(st *runlorev1.IncidentStatus, members []runlorev1.Incident) {
+// member has; at now when none follows it any more (all were split off).
+// A parent that never had members records nothing.
+func Follow(st *runlorev1.IncidentStatus, members []runlorev1.Incident, now time.Time) {
 	var firstFiring, lastResolved *metav1.Time
 	for i := range members {
 		m := &members[i].Status
@@ -351,8 +352,11 @@ func Follow(st *runlorev1.IncidentStatus, members []runlorev1.Incident) {
 		if st.FirstFiredAt == nil {
 			st.FirstFiredAt = &at
 		}
-	case firstFiring == nil && lastResolved != nil && st.Occurrences > 0 && st.ResolvedAt == nil:
-		at := *lastResolved
+	case firstFiring == nil && st.Occurrences > 0 && st.ResolvedAt == nil:
+		at := metav1.NewTime(now)
+		if lastResolved != nil {
+			at = *lastResolved
+		}
 		st.ResolvedAt = &at
 	}
 }

@@ -196,26 +196,29 @@ func TestFollow(t *testing.T) {
 	g := NewWithT(t)
 
 	var st runlorev1.IncidentStatus
-	Follow(&st, nil)
+	Follow(&st, nil, t0)
 	g.Expect(st.Occurrences).To(BeZero(), "no member, no occurrence")
 
-	Follow(&st, []runlorev1.Incident{member(10*time.Second, nil), member(0, nil)})
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, nil), member(0, nil)}, t0.Add(2*time.Hour))
 	g.Expect(st.Occurrences).To(Equal(int32(1)))
 	g.Expect(st.Episode).To(Equal(int32(1)))
 	g.Expect(st.LastFiredAt).To(Equal(at(0)), "fires from the earliest member")
 	g.Expect(st.ResolvedAt).To(BeNil())
 
-	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, nil)})
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, nil)}, t0.Add(2*time.Hour))
 	g.Expect(st.ResolvedAt).To(BeNil(), "one member still fires")
 
-	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute))})
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute))}, t0.Add(2*time.Hour))
 	g.Expect(st.ResolvedAt).To(Equal(at(2*time.Minute)), "resolves with the last member")
 	g.Expect(st.Occurrences).To(Equal(int32(1)))
 
-	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute)), member(time.Hour, nil)})
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute)), member(time.Hour, nil)}, t0.Add(2*time.Hour))
 	g.Expect(st.Occurrences).To(Equal(int32(2)), "a new storm of the same object is a new occurrence")
 	g.Expect(st.Episode).To(Equal(int32(2)))
 	g.Expect(st.LastFiredAt).To(Equal(at(time.Hour)))
 	g.Expect(st.FirstFiredAt).To(Equal(at(0)))
 	g.Expect(st.ResolvedAt).To(BeNil())
+
+	Follow(&st, nil, t0.Add(3*time.Hour))
+	g.Expect(st.ResolvedAt).To(Equal(at(3*time.Hour)), "every member split off: the storm is over")
 }
