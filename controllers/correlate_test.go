@@ -43,6 +43,8 @@ type stormCluster struct {
 	g   *WithT
 	ctx context.Context
 	ns  string
+	// applied labels the Deployments, as a GitOps applier does.
+	applied map[string]string
 }
 
 // node creates a Node, Ready or not; it is deleted when the test ends.
@@ -68,7 +70,7 @@ func (c *stormCluster) workload(name, node, calls string) {
 	if calls != "" {
 		spec.Containers[0].Env = []corev1.EnvVar{{Name: "DB_HOST", Value: calls}}
 	}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns},
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns, Labels: c.applied},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
 	c.g.Expect(k8sClient.Create(c.ctx, d)).To(Succeed())
@@ -351,4 +353,51 @@ func TestStormMemberSplitsWhenTheNodeRecovers(t *testing.T) {
 		}
 	}, eventually, 250*time.Millisecond).Should(Succeed())
 	g.Expect(c.investigations(g)).To(HaveLen(4))
+}
+
+// TestStormOfOneRevision: workloads applied by one Flux Kustomization
+// whose health check fails on a revision follow one parent naming the
+// Kustomization and that revision; a workload it does not apply, failing
+// beside them, stays apart.
+func TestStormOfOneRevision(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	node := ns + "-node"
+	c.node(node, true)
+	ks := kustomization(t, ns, "apps")
+	ks.Status.LastAttemptedRevision = "main@sha1:4f2c9e1"
+	setReady(t, ks, &ks.Status.Conditions, metav1.ConditionFalse, "HealthCheckFailed", time.Now())
+	c.applied = map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns}
+	for i := range 3 {
+		c.workload(fmt.Sprintf("app-%d", i), node, "")
+	}
+	c.applied = nil
+	c.workload("manual", node, "")
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("app-%d", i), "KubePodCrashLooping", fmt.Sprintf("app-%d", i))
+	}
+	c.alert("manual", "KubePodCrashLooping", "manual")
+
+	parentName := correlate.ParentName("Kustomization/" + ns + "/apps@main@sha1:4f2c9e1")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Kustomization", Namespace: ns, Name: "apps"}))
+		g.Expect(parent.Spec.Title).To(ContainSubstring("main@sha1:4f2c9e1"))
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case "manual":
+				g.Expect(inc.Status.Parent).To(BeEmpty())
+				g.Expect(inc.Status.Investigation).To(Equal("manual-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
 }
