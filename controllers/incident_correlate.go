@@ -30,6 +30,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/correlate"
+	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/outcome"
@@ -69,8 +70,11 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 	}
 	episode := trigger.EpisodeOf(&inc.Status)
 	if c := inc.Status.Correlation; c == nil || c.Episode != episode {
-		at := metav1.NewTime(now)
-		inc.Status.Correlation = &runlorev1.IncidentCorrelation{Causes: r.causes(ctx, inc), CheckedAt: &at, Episode: episode}
+		causes, at, err := r.workloadCauses(ctx, inc, p.Window, now)
+		if err != nil {
+			return nil, false, 0, err
+		}
+		inc.Status.Correlation = &runlorev1.IncidentCorrelation{Causes: causes, CheckedAt: &at, Episode: episode}
 		inc.Status.Parent = ""
 	}
 	c := inc.Status.Correlation
@@ -128,6 +132,29 @@ func stormMember(inc *runlorev1.Incident) (correlate.Member, bool) {
 		m.Causes, m.Split = c.Causes, c.Split
 	}
 	return m, true
+}
+
+// workloadCauses are the causes of the Incident's workload: those another
+// alert about the same workload read within the window, or else its own
+// graph's, read now. A storm of alerts thus reads each workload's graph
+// once, not once per alert.
+func (r *IncidentReconciler) workloadCauses(ctx context.Context, inc *runlorev1.Incident, window time.Duration, now time.Time) ([]string, metav1.Time, error) {
+	siblings, err := r.siblings(ctx, inc)
+	if err != nil {
+		return nil, metav1.Time{}, err
+	}
+	for i := range siblings {
+		s := &siblings[i]
+		c := s.Status.Correlation
+		if s.Name == inc.Name || c == nil || c.CheckedAt == nil || c.Split || s.Spec.Workload == nil ||
+			!identity.Agree(*inc.Spec.Workload, *s.Spec.Workload) {
+			continue
+		}
+		if d := now.Sub(c.CheckedAt.Time); d >= 0 && d < window {
+			return append([]string(nil), c.Causes...), *c.CheckedAt, nil
+		}
+	}
+	return r.causes(ctx, inc), metav1.NewTime(now), nil
 }
 
 // causes reads the Incident's graph under a deadline, bounded to what the
