@@ -55,6 +55,7 @@ type IncidentReconciler struct {
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=runlore.io,resources=investigations,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=runlore.io,resources=outcomerecords,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
@@ -71,7 +72,7 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !inc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if !manual(inc) && inc.Status.Occurrences == 0 {
+	if !ownsOccurrence(inc) && inc.Status.Occurrences == 0 {
 		// The source creates the Incident, then records its occurrence;
 		// that write wakes this reconcile again.
 		return ctrl.Result{}, nil
@@ -86,9 +87,15 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	now := r.now()
 	// The receiver and the GitOps watcher record an alert's occurrences
 	// and resolves themselves; an Incident applied by hand has no one else.
-	if manual(inc) {
+	// A storm parent fires and resolves with its members.
+	switch {
+	case manual(inc):
 		recordOccurrence(inc)
 		applyResolved(inc)
+	case inc.Spec.Source == runlorev1.SourceCorrelation:
+		if err := r.followMembers(ctx, inc, now); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	trigger.SyncResolved(&inc.Status, inc.Generation)
 	trigger.ClearStaleInvestigation(&inc.Status)
@@ -108,6 +115,9 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	mirrorInvestigation(inc, inv)
 	trigger.ClearStaleInvestigation(&inc.Status)
+	if err := r.ensureMemberOutcome(ctx, inc, inv); err != nil {
+		return ctrl.Result{}, err
+	}
 	inc.Status.ObservedGeneration = inc.Generation
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -155,7 +165,8 @@ const investigationIndex = "status.investigation"
 const workloadIndex = "spec.workload.name"
 
 // SetupWithManager registers the reconciler; it wakes on the Investigations
-// its Incidents follow, so a coalesced Incident mirrors its leader's.
+// its Incidents follow, so a coalesced Incident mirrors its leader's, and a
+// storm parent wakes on its members.
 func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
@@ -166,6 +177,7 @@ func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&runlorev1.Incident{}).
 		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(r.followers)).
+		Watches(&runlorev1.Incident{}, handler.EnqueueRequestsFromMapFunc(stormParentOf)).
 		Named("incident").
 		Complete(r)
 }
@@ -183,6 +195,15 @@ func IndexIncidents(ctx context.Context, indexer client.FieldIndexer) error {
 		}); err != nil {
 		return err
 	}
+	if err := indexer.IndexField(ctx, &runlorev1.Incident{}, parentIndex,
+		func(o client.Object) []string {
+			if name := o.(*runlorev1.Incident).Status.Parent; name != "" {
+				return []string{name}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
 	return indexer.IndexField(ctx, &runlorev1.Incident{}, workloadIndex,
 		func(o client.Object) []string {
 			if w := o.(*runlorev1.Incident).Spec.Workload; w != nil && w.Name != "" {
@@ -192,18 +213,37 @@ func IndexIncidents(ctx context.Context, indexer client.FieldIndexer) error {
 		})
 }
 
-// followers are the Incidents following an Investigation, and its owner.
+// stormParentOf wakes a storm member's parent when the member changes.
+func stormParentOf(_ context.Context, o client.Object) []reconcile.Request {
+	if p := o.(*runlorev1.Incident).Status.Parent; p != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: p}}}
+	}
+	return nil
+}
+
+// followers are the Incidents following an Investigation, and its owner;
+// for a storm parent's, also the members still waiting to follow it.
 func (r *IncidentReconciler) followers(ctx context.Context, o client.Object) []reconcile.Request {
 	var list runlorev1.IncidentList
 	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{investigationIndex: o.GetName()}); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items)+1)
+	seen := map[string]bool{}
 	for _, inc := range list.Items {
+		seen[inc.Name] = true
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&inc)})
 	}
 	if owner := metav1.GetControllerOf(o); owner != nil && owner.Kind == "Incident" {
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: owner.Name}})
+		var members runlorev1.IncidentList
+		if err := r.List(ctx, &members, client.InNamespace(o.GetNamespace()), client.MatchingFields{parentIndex: owner.Name}); err == nil {
+			for _, m := range members.Items {
+				if !seen[m.Name] {
+					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+				}
+			}
+		}
 	}
 	return reqs
 }

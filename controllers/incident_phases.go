@@ -59,11 +59,23 @@ func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *ru
 		inv, err := r.ensureInvestigation(ctx, inc, "")
 		return inv, 0, err
 	}
+	if inc.Spec.Source == runlorev1.SourceCorrelation {
+		inv, err := r.reconcileParentInvestigation(ctx, inc)
+		return inv, 0, err
+	}
 	policy, err := r.policyFor(ctx, inc)
 	if err != nil {
 		return nil, 0, err
 	}
 	d := trigger.Decide(policy, inc, now)
+	if d.Action == trigger.Nothing && inc.Status.Parent != "" {
+		split, after := r.recheckMember(ctx, inc, policy, now)
+		if !split {
+			inv, err := r.current(ctx, inc)
+			return inv, after, err
+		}
+		d = trigger.Decide(policy, inc, now)
+	}
 	if d.Action == trigger.Ignore {
 		trigger.SetIgnored(&inc.Status, d.Reason, now)
 		inv, err := r.current(ctx, inc)
@@ -83,6 +95,9 @@ func (r *IncidentReconciler) reconcileInvestigation(ctx context.Context, inc *ru
 		inc.Status.Investigation = ""
 		return nil, 0, client.IgnoreNotFound(r.Delete(ctx, inv))
 	case trigger.Investigate:
+		if inv, held, wait, err := r.correlate(ctx, inc, policy, now); err != nil || held {
+			return inv, wait, err
+		}
 		siblings, err := r.siblings(ctx, inc)
 		if err != nil {
 			return nil, 0, err

@@ -38,7 +38,7 @@ import (
 // never undone. The conditions list is the reconciler's alone, so sending
 // it whole erases no one's entry.
 func (r *IncidentReconciler) patchStatus(ctx context.Context, before, inc *runlorev1.Incident) error {
-	if !manual(inc) {
+	if !ownsOccurrence(inc) {
 		trigger.SourceFields(&inc.Status, &before.Status)
 	}
 	if unchanged(before, inc) {
@@ -65,6 +65,13 @@ func recordOccurrence(inc *runlorev1.Incident) {
 
 func manual(inc *runlorev1.Incident) bool {
 	return inc.Spec.Source == runlorev1.SourceManual || inc.Spec.Source == ""
+}
+
+// ownsOccurrence reports whether the reconciler records the Incident's
+// occurrence fields itself: no source does for one applied by hand, and a
+// storm parent's follow its members.
+func ownsOccurrence(inc *runlorev1.Incident) bool {
+	return manual(inc) || inc.Spec.Source == runlorev1.SourceCorrelation
 }
 
 // applyResolved derives the resolve of an Incident applied by hand from

@@ -176,7 +176,7 @@ func (s OpenOutcome) deliver(ctx context.Context, inc *runlorev1.Incident, inv *
 	if err != nil || !claimed {
 		return err
 	}
-	msg, err := notify.NewMessage(notify.Input{Incident: inc, Investigation: inv,
+	msg, err := notify.NewMessage(notify.Input{Incident: inc, Investigation: inv, Members: chat.StormMembers(ctx, s.Client, inc),
 		Entry: s.recalledEntry(ctx, inv), Recurrence: s.recurrence(ctx, inc, rec.Name), Memory: s.memory(ctx, inc, inv)})
 	if err != nil {
 		s.recordDelivery(ctx, rec, "failed: "+err.Error(), nil)

@@ -57,8 +57,8 @@ const (
 	stormSenders      = 4
 	stormClientWait   = 30 * time.Second
 	stormGiveUp       = 3 * time.Minute
-	stormKubeAPIQPS   = 50 // lore serve's --kube-api-qps default
-	stormKubeAPIBurst = 100
+	stormKubeAPIQPS   = 200 // lore serve's --kube-api-qps default
+	stormKubeAPIBurst = 400
 )
 
 // BenchmarkStorm runs the receiver and the manager as lore serve wires them

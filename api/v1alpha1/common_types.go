@@ -106,6 +106,10 @@ const (
 	// IncidentLabel names the Incident an Investigation or OutcomeRecord
 	// belongs to.
 	IncidentLabel = "runlore.io/incident"
+	// GroupLabel on an Incident names the parent Incident of the storm it
+	// belongs to (the parent carries it too), so
+	// `kubectl get incidents -l runlore.io/group=<parent>` lists the group.
+	GroupLabel = "runlore.io/group"
 	// EntryLabel names the KnowledgeEntry an OutcomeRecord is about.
 	EntryLabel = "runlore.io/entry"
 	// CatalogLabel names the KnowledgeCatalog a KnowledgeEntry mirrors.

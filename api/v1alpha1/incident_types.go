@@ -21,7 +21,7 @@ import (
 )
 
 // IncidentSource says where an Incident came from.
-// +kubebuilder:validation:Enum=alertmanager;gitops;manual
+// +kubebuilder:validation:Enum=alertmanager;gitops;manual;correlation
 type IncidentSource string
 
 const (
@@ -31,6 +31,10 @@ const (
 	SourceGitOps IncidentSource = "gitops"
 	// SourceManual: a person applied the Incident.
 	SourceManual IncidentSource = "manual"
+	// SourceCorrelation: the Incident reconciler opened it for a failing
+	// object that several Incidents share (a storm's parent); it fires
+	// while its members fire and resolves when they all have.
+	SourceCorrelation IncidentSource = "correlation"
 )
 
 // IncidentPhase is the Incident's state for display; the code decides from
@@ -210,6 +214,20 @@ type IncidentStatus struct {
 	// +optional
 	CoalescedInto string `json:"coalescedInto,omitempty"`
 
+	// parent names the Incident (same namespace, source correlation) of the
+	// failing object this Incident shares with others that fired with it;
+	// this Incident follows that Incident's Investigation instead of
+	// opening its own. Empty when it is not part of a storm. The
+	// runlore.io/group label carries the same name, to select the group.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Parent string `json:"parent,omitempty"`
+
+	// correlation is what the Incident's graph showed it shares with
+	// others: read once per episode, before its Investigation opens.
+	// +optional
+	Correlation *IncidentCorrelation `json:"correlation,omitempty"`
+
 	// cause is the top root cause of the latest Investigation, one line.
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
@@ -230,6 +248,39 @@ type IncidentStatus struct {
 	Reinvestigations int32 `json:"reinvestigations,omitempty"`
 }
 
+// IncidentCorrelation records the failing shared objects an Incident's
+// graph showed, and whether it left its group.
+type IncidentCorrelation struct {
+	// causes are the failing objects on the Incident's graph that others
+	// may share (Kind/namespace/name, Kind/name when cluster-scoped, a
+	// GitOps object with @revision), best first.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=512
+	// +optional
+	Causes []string `json:"causes,omitempty"`
+
+	// checkedAt is when the causes were read; the episode they belong to
+	// is episode.
+	// +optional
+	CheckedAt *metav1.Time `json:"checkedAt,omitempty"`
+
+	// episode is the episode the causes were read for.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Episode int32 `json:"episode,omitempty"`
+
+	// clearedAt is when a storm member's graph first showed the shared
+	// object without its fault while the member still fired.
+	// +optional
+	ClearedAt *metav1.Time `json:"clearedAt,omitempty"`
+
+	// split says the Incident left its group because it kept firing for
+	// the correlation window after the shared object recovered: its own
+	// cause differs, and it is investigated on its own.
+	// +optional
+	Split bool `json:"split,omitempty"`
+}
+
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=inc,categories=runlore
@@ -238,6 +289,7 @@ type IncidentStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Cause",type=string,JSONPath=`.status.cause`
 // +kubebuilder:printcolumn:name="Confidence",type=string,JSONPath=`.status.confidence`
+// +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.status.parent`
 // +kubebuilder:printcolumn:name="Occurrences",type=integer,JSONPath=`.status.occurrences`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -95,6 +95,12 @@ type TriggerPolicySpec struct {
 	// +kubebuilder:default="2m"
 	// +optional
 	CoalesceWindow metav1.Duration `json:"coalesceWindow,omitempty"`
+	// correlation groups Incidents about different workloads that share a
+	// failing object (a NotReady Node, a Service without endpoints, an
+	// exhausted ResourceQuota, a failing GitOps revision) under one parent
+	// Investigation of that object. Absent: on, with its defaults.
+	// +optional
+	Correlation *CorrelationPolicy `json:"correlation,omitempty"`
 	// dropIgnored: an alert this policy rejects is not recorded at all,
 	// instead of becoming an Incident in phase Ignored. Defaults to false,
 	// so nothing is silently lost.
@@ -103,6 +109,28 @@ type TriggerPolicySpec struct {
 	// watchGitOps enables the GitOps-failure watcher for this namespace.
 	// +optional
 	WatchGitOps bool `json:"watchGitOps,omitempty"`
+}
+
+// CorrelationPolicy says when Incidents form a storm of one cause.
+type CorrelationPolicy struct {
+	// disabled investigates every workload on its own.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+	// window: Incidents that started firing within it of each other may
+	// share a cause. Defaults to 2m.
+	// +optional
+	Window *metav1.Duration `json:"window,omitempty"`
+	// minMembers is how many Incidents must share one failing object
+	// before they become one storm. Defaults to 3.
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MinMembers int32 `json:"minMembers,omitempty"`
+	// gather is how long an Incident whose graph shows a failing shared
+	// object waits for others to reach minMembers before it is
+	// investigated on its own. Defaults to 30s; never longer than window.
+	// +optional
+	Gather *metav1.Duration `json:"gather,omitempty"`
 }
 
 // +kubebuilder:object:root=true

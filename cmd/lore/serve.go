@@ -381,8 +381,8 @@ func logLevel(s string) (zapcore.Level, error) {
 // Defaults of --kube-api-qps and --kube-api-burst: client-go's own (5 and
 // 10) leave an operator waiting on itself through any burst of work.
 const (
-	defaultKubeAPIQPS   = 50
-	defaultKubeAPIBurst = 100
+	defaultKubeAPIQPS   = 200
+	defaultKubeAPIBurst = 400
 )
 
 // restConfig loads the kubeconfig (in-cluster when empty) with the

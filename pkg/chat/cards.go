@@ -98,7 +98,7 @@ func CardMessage(ctx context.Context, r client.Reader, rec *runlorev1.OutcomeRec
 		}
 		return nil, err
 	}
-	in := notify.Input{Incident: inc, Investigation: inv, Record: rec,
+	in := notify.Input{Incident: inc, Investigation: inv, Record: rec, Members: StormMembers(ctx, r, inc),
 		Recurrence: Recurrence(ctx, r, rec.Namespace, rec.Spec.TriggerKey, rec.Name, rec.Spec.OpenedAt.Time, inc.Status.Occurrences)}
 	if rec.Spec.EntryRef != nil {
 		ns := rec.Spec.EntryNamespace
@@ -113,6 +113,27 @@ func CardMessage(ctx context.Context, r client.Reader, rec *runlorev1.OutcomeRec
 	return notify.NewMessage(in)
 }
 
+// StormMembers are the member Incidents of a storm parent (selected by the
+// runlore.io/group label), for its card; nil for any other Incident or when
+// the list fails (the card then shows no member list).
+func StormMembers(ctx context.Context, r client.Reader, inc *runlorev1.Incident) []runlorev1.Incident {
+	if inc.Spec.Source != runlorev1.SourceCorrelation {
+		return nil
+	}
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingLabels{runlorev1.GroupLabel: inc.Name}); err != nil {
+		log.FromContext(ctx).Info("listing a storm's members for its card failed", "error", err.Error())
+		return nil
+	}
+	out := list.Items[:0]
+	for _, m := range list.Items {
+		if m.Name != inc.Name && m.Status.Parent == inc.Name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // SetupWithManager registers the updater.
 func (c *CardUpdater) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
@@ -121,6 +142,16 @@ func (c *CardUpdater) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
+			})).
+		// A storm member joining or resolving moves its parent's card: the
+		// member follows the parent's Investigation, which names the record.
+		Watches(&runlorev1.Incident{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				inc := o.(*runlorev1.Incident)
+				if inc.Status.Parent == "" || inc.Status.Investigation == "" {
+					return nil
+				}
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: inc.Namespace, Name: inc.Status.Investigation}}}
 			})).
 		Named("chatcards").
 		Complete(c)

@@ -185,6 +185,12 @@ func MatrixCard(m *Message) MatrixContent {
 			line("• "+e, false)
 		}
 	}
+	if len(m.Affected) > 0 {
+		line(m.AffectedHeading(), true)
+		for _, a := range m.Affected {
+			line("• "+a, false)
+		}
+	}
 	for _, u := range m.Unresolved {
 		line("Unresolved: "+u, false)
 	}

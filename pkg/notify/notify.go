@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -59,6 +60,7 @@ const (
 	maxLineRunes    = 300
 	maxSummaryRunes = 500
 	maxFiles        = 8
+	maxAffected     = 25
 )
 
 // Message is the redacted, bounded view of a finding that every channel
@@ -72,7 +74,12 @@ type Message struct {
 	Causes  []Cause
 	// Unresolved lists what could not be determined.
 	Unresolved []string
-	Actions    []Action
+	// Affected lists a storm's workloads, one line each with whether its
+	// alerts still fire; empty for an Incident that is not a storm.
+	Affected []string
+	// AffectedFiring counts the storm's workloads whose alerts still fire.
+	AffectedFiring int
+	Actions        []Action
 	// Recall is set when the answer came from the knowledge base and no
 	// investigation ran.
 	Recall *Recall
@@ -243,6 +250,8 @@ type Input struct {
 	// Record is the episode's OutcomeRecord, when it is read back for an
 	// update: its votes and resolution.
 	Record *runlorev1.OutcomeRecord
+	// Members are a storm parent's member Incidents, listed on its card.
+	Members []runlorev1.Incident
 }
 
 // NewMessage builds the redacted, bounded Message for an Investigation.
@@ -286,6 +295,7 @@ func NewMessage(in Input) (*Message, error) {
 			m.Recall.Recalls, m.Recall.Resolved = e.Status.Trust.Recalls, e.Status.Trust.Resolved
 		}
 	}
+	m.Affected, m.AffectedFiring, m.Truncated = affected(in.Members, m.Truncated)
 	var memTruncated bool
 	m.Memory, memTruncated = in.Memory.bounded()
 	m.Truncated = m.Truncated || memTruncated
@@ -303,6 +313,66 @@ func NewMessage(in Input) (*Message, error) {
 		m.State.Resolved, m.State.Closed = r.Status.Resolved, r.Status.ClosedAt != nil
 	}
 	return m, nil
+}
+
+// affected renders a storm's members one line per workload, firing ones
+// first, with how many of its alerts joined and whether any still fires.
+func affected(members []runlorev1.Incident, truncated bool) ([]string, int, bool) {
+	type row struct {
+		alerts, firing int
+	}
+	rows := map[string]*row{}
+	var keys []string
+	for i := range members {
+		inc := &members[i]
+		key := inc.Name
+		if w := inc.Spec.Workload; w != nil {
+			key = objectString(runlorev1.ObjectReference{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+		}
+		r := rows[key]
+		if r == nil {
+			r = &row{}
+			rows[key] = r
+			keys = append(keys, key)
+		}
+		r.alerts++
+		if inc.Status.ResolvedAt == nil {
+			r.firing++
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		fi, fj := rows[keys[i]].firing > 0, rows[keys[j]].firing > 0
+		if fi != fj {
+			return fi
+		}
+		return keys[i] < keys[j]
+	})
+	out := make([]string, 0, len(keys))
+	firing := 0
+	for _, k := range keys {
+		r := rows[k]
+		state := "resolved"
+		if r.firing > 0 {
+			state = "firing"
+			firing++
+		}
+		line := redact.String(k) + " — " + state
+		if r.alerts > 1 {
+			line += fmt.Sprintf(" (%d alerts)", r.alerts)
+		}
+		out = append(out, line)
+	}
+	if len(out) > maxAffected {
+		out = append(out[:maxAffected-1], fmt.Sprintf("and %d more", len(out)-maxAffected+1))
+		truncated = true
+	}
+	out, truncated = boundLines(out, maxAffected, truncated)
+	return out, firing, truncated
+}
+
+// AffectedHeading says how many of a storm's workloads still fire.
+func (m *Message) AffectedHeading() string {
+	return fmt.Sprintf("Affected workloads (%d firing)", m.AffectedFiring)
 }
 
 func (m *Message) addCauses(causes []runlorev1.RootCause) {

@@ -556,3 +556,42 @@ func elementText(b SlackBlock, i int) string {
 	s, _ := m["text"].(string)
 	return s
 }
+
+func TestStormCardListsAffectedWorkloads(t *testing.T) {
+	g := NewWithT(t)
+	inc, inv := fixture()
+	resolved := metav1.Now()
+	member := func(name, workload string, done bool) runlorev1.Incident {
+		m := runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+			Spec: runlorev1.IncidentSpec{Workload: &runlorev1.Workload{Namespace: "shop", Kind: "Deployment", Name: workload}}}
+		if done {
+			m.Status.ResolvedAt = &resolved
+		}
+		return m
+	}
+	members := []runlorev1.Incident{member("a1", "api", true), member("a2", "api", false), member("b", "billing", true), member("c", "cart", false)}
+	m := mustMessage(t, Input{Incident: inc, Investigation: inv, Members: members})
+	g.Expect(m.Affected).To(Equal([]string{
+		"Deployment/shop/api — firing (2 alerts)",
+		"Deployment/shop/cart — firing",
+		"Deployment/shop/billing — resolved",
+	}))
+	g.Expect(m.AffectedHeading()).To(Equal("Affected workloads (2 firing)"))
+	body, err := SlackPayload(m)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(body)).To(ContainSubstring("Affected workloads (2 firing)"))
+	g.Expect(NewWebhookBody(m).Affected).To(HaveLen(3))
+
+	var many []runlorev1.Incident
+	for i := range 40 {
+		many = append(many, member(fmt.Sprint(i), fmt.Sprintf("w%02d", i), false))
+	}
+	m = mustMessage(t, Input{Incident: inc, Investigation: inv, Members: many})
+	g.Expect(m.Affected).To(HaveLen(maxAffected))
+	g.Expect(m.Affected[maxAffected-1]).To(Equal("and 16 more"))
+	g.Expect(m.AffectedFiring).To(Equal(40))
+	g.Expect(m.Truncated).To(BeTrue())
+
+	m = mustMessage(t, Input{Incident: inc, Investigation: inv})
+	g.Expect(m.Affected).To(BeEmpty(), "an Incident that is no storm lists nothing")
+}

@@ -125,6 +125,14 @@ func slackBlocks(m *Message, interactive bool) []SlackBlock {
 			blocks = append(blocks, section(changeText(ch)))
 		}
 	}
+	if len(m.Affected) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%s*", esc(m.AffectedHeading()))
+		for _, a := range m.Affected {
+			fmt.Fprintf(&b, "\n• %s", esc(a))
+		}
+		blocks = append(blocks, section(b.String()))
+	}
 	if len(m.Unresolved) > 0 {
 		var b strings.Builder
 		b.WriteString("*Unresolved*")

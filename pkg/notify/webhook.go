@@ -95,6 +95,7 @@ type WebhookBody struct {
 	Verdict          string           `json:"verdict"`
 	RootCauses       []WebhookCause   `json:"rootCauses"`
 	Unresolved       []string         `json:"unresolved,omitempty"`
+	Affected         []string         `json:"affected,omitempty"`
 	SuggestedActions []WebhookAction  `json:"suggestedActions"`
 	Recall           *WebhookRecall   `json:"recall,omitempty"`
 	Recurrence       WebhookRecurring `json:"recurrence"`
@@ -173,6 +174,7 @@ func NewWebhookBody(m *Message) WebhookBody {
 		Verdict:          string(m.Verdict),
 		RootCauses:       []WebhookCause{},
 		Unresolved:       m.Unresolved,
+		Affected:         m.Affected,
 		SuggestedActions: []WebhookAction{},
 		Recurrence: WebhookRecurring{Episodes: m.Recurrence.Episodes, Occurrences: m.Recurrence.Occurrences,
 			Line: m.Recurrence.Line()},

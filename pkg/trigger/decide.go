@@ -85,6 +85,8 @@ func Decide(policy *runlorev1.TriggerPolicy, inc *runlorev1.Incident, now time.T
 		switch {
 		case st.Investigation != "" && st.CoalescedInto != "":
 			return Decision{Action: Nothing, Reason: fmt.Sprintf("resolved; the Investigation belongs to Incident %s", st.CoalescedInto)}
+		case st.Investigation != "" && st.Parent != "":
+			return Decision{Action: Nothing, Reason: fmt.Sprintf("resolved; the Investigation belongs to storm %s", st.Parent)}
 		case st.Investigation != "" && cancelQueued(policy):
 			return Decision{Action: CancelQueued, Reason: fmt.Sprintf("resolved before Investigation %s started", st.Investigation)}
 		case st.Investigation != "":
@@ -163,7 +165,7 @@ func StormMembers(inc *runlorev1.Incident, siblings []runlorev1.Incident, window
 	var members []*runlorev1.Incident
 	for i := range siblings {
 		s := &siblings[i]
-		if s.Name == inc.Name || s.Namespace != inc.Namespace || !stormEligible(s) ||
+		if s.Name == inc.Name || s.Namespace != inc.Namespace || !Eligible(s) ||
 			!identity.Agree(*inc.Spec.Workload, *s.Spec.Workload) {
 			continue
 		}
@@ -176,8 +178,9 @@ func StormMembers(inc *runlorev1.Incident, siblings []runlorev1.Incident, window
 	return members
 }
 
-// stormEligible: a firing, admitted, active Incident with a workload.
-func stormEligible(s *runlorev1.Incident) bool {
+// Eligible reports whether an Incident may join a storm: firing,
+// admitted, active, and about a workload.
+func Eligible(s *runlorev1.Incident) bool {
 	return s.Spec.Workload != nil && s.Status.LastFiredAt != nil && !IsResolved(&s.Status) && !s.Spec.Suspend &&
 		!apimeta.IsStatusConditionTrue(s.Status.Conditions, runlorev1.IgnoredCondition) &&
 		s.Status.SilencedUntil == nil

@@ -1,0 +1,429 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/chat"
+	"github.com/runlore/runlore/pkg/correlate"
+	"github.com/runlore/runlore/pkg/notify"
+)
+
+// stormCluster creates what a storm's graphs are read from: Nodes, and
+// Deployments each with one pod on a given Node.
+type stormCluster struct {
+	t   *testing.T
+	g   *WithT
+	ctx context.Context
+	ns  string
+	// applied labels the Deployments, as a GitOps applier does.
+	applied map[string]string
+}
+
+// node creates a Node, Ready or not; it is deleted when the test ends.
+func (c *stormCluster) node(name string, ready bool) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	c.g.Expect(k8sClient.Create(c.ctx, n)).To(Succeed())
+	c.t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), n) })
+	st := corev1.ConditionTrue
+	reason := "KubeletReady"
+	if !ready {
+		st, reason = corev1.ConditionUnknown, "NodeStatusUnknown"
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st, Reason: reason,
+		Message: "kubelet stopped posting node status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	c.g.Expect(k8sClient.Status().Update(c.ctx, n)).To(Succeed())
+}
+
+// workload creates a Deployment and one crash-looping pod of it on node,
+// with env naming the given host.
+func (c *stormCluster) workload(name, node, calls string) {
+	labels := map[string]string{"app": name}
+	spec := corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.example/" + name + ":1"}}}
+	if calls != "" {
+		spec.Containers[0].Env = []corev1.EnvVar{{Name: "DB_HOST", Value: calls}}
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns, Labels: c.applied},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
+	c.g.Expect(k8sClient.Create(c.ctx, d)).To(Succeed())
+	yes := true
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: c.ns, Labels: labels,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: d.UID, Controller: &yes}}},
+		Spec: spec}
+	c.g.Expect(k8sClient.Create(c.ctx, p)).To(Succeed())
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 4,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off restarting failed container"}}}}}
+	c.g.Expect(k8sClient.Status().Update(c.ctx, p)).To(Succeed())
+}
+
+// alert opens an Incident for the workload, as an alert applied by hand.
+func (c *stormCluster) alert(name, alertName, workload string) {
+	inc := newIncident(c.ns, name)
+	inc.Spec.AlertName, inc.Spec.Title = alertName, workload+" "+alertName
+	inc.Spec.Workload = &runlorev1.Workload{Namespace: c.ns, Kind: "Deployment", Name: workload}
+	c.g.Expect(k8sClient.Create(c.ctx, inc)).To(Succeed())
+}
+
+func (c *stormCluster) incidents(g Gomega) []runlorev1.Incident {
+	var list runlorev1.IncidentList
+	g.Expect(k8sClient.List(c.ctx, &list, client.InNamespace(c.ns))).To(Succeed())
+	return list.Items
+}
+
+func (c *stormCluster) investigations(g Gomega) []runlorev1.Investigation {
+	var list runlorev1.InvestigationList
+	g.Expect(k8sClient.List(c.ctx, &list, client.InNamespace(c.ns))).To(Succeed())
+	return list.Items
+}
+
+// startStormManager runs the reconcilers with a Slack fake and the card
+// updater, under a TriggerPolicy that correlates with a short gather.
+func startStormManager(t *testing.T, ns string) *slackAPI {
+	api, ts := newSlackAPI(t)
+	routes, _ := notify.ParseRoutes("--slack-channels", ns+"="+slackRoom)
+	app := &notify.SlackApp{Token: "xoxb-test", APIURL: ts.URL + "/api/", Channels: routes}
+	runManager(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Notifier: app, SustainedClear: time.Second}, nil,
+		func(mgr ctrl.Manager) {
+			NewWithT(t).Expect((&chat.CardUpdater{Client: mgr.GetClient(), Updater: app}).SetupWithManager(mgr)).To(Succeed())
+		})
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
+	NewWithT(t).Expect(k8sClient.Create(context.Background(), policy)).To(Succeed())
+	return api
+}
+
+func (s *slackAPI) posts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.calls {
+		if c["_method"] == "chat.postMessage" {
+			out = append(out, fmt.Sprint(c["blocks"]))
+		}
+	}
+	return out
+}
+
+// stormSize is the node storm's shape: make test's, or with
+// RUNLORE_STORM_FULL set (make storm) 300 alerts: 14 each about the 20
+// workloads on the NotReady Node and 2 each about 10 unrelated ones.
+func stormSize() (perWorkload, unrelated, perUnrelated int) {
+	if os.Getenv("RUNLORE_STORM_FULL") != "" {
+		return 14, 10, 2
+	}
+	return 3, 5, 1
+}
+
+// TestStormOfOneNode: 60 alerts about 20 workloads whose pods run on one
+// NotReady Node, and one alert each about 5 workloads crash-looping on
+// their own on a Ready Node they share. The 60 follow one parent Incident
+// naming the NotReady Node, labelled with its group; the 5 are investigated
+// each on its own (a shared healthy Node is no cause); one chat card speaks
+// for the storm and lists its workloads; when the members resolve, the
+// parent resolves and every member's own OutcomeRecord records the resolve.
+func TestStormOfOneNode(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	perWorkload, unrelated, perUnrelated := stormSize()
+	bad, good, other := ns+"-node-a", ns+"-node-b", ns+"-node-c"
+	c.node(bad, false)
+	c.node(good, true)
+	c.node(other, true)
+	for i := range 20 {
+		c.workload(fmt.Sprintf("svc-%02d", i), bad, "")
+	}
+	for i := range unrelated {
+		c.workload(fmt.Sprintf("own-%d", i), []string{good, other}[i%2], "")
+	}
+	api := startStormManager(t, ns)
+
+	start := time.Now()
+	for a := range perWorkload {
+		for i := range 20 {
+			c.alert(fmt.Sprintf("a%d-svc-%02d", a, i), fmt.Sprintf("Alert%d", a), fmt.Sprintf("svc-%02d", i))
+		}
+	}
+	for a := range perUnrelated {
+		for i := range unrelated {
+			c.alert(fmt.Sprintf("own-%d-%d", i, a), fmt.Sprintf("Alert%d", a), fmt.Sprintf("own-%d", i))
+		}
+	}
+	members, investigations := 20*perWorkload, 1+unrelated
+	t.Logf("storm: %d alerts posted in %s", members+unrelated*perUnrelated, time.Since(start).Round(time.Millisecond))
+
+	parentName := correlate.ParentName("Node/" + bad)
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Source).To(Equal(runlorev1.SourceCorrelation))
+		g.Expect(parent.Spec.Workload.Kind).To(Equal("Node"))
+		g.Expect(parent.Spec.Workload.Name).To(Equal(bad))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		g.Expect(parent.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed))
+		linked, own := 0, 0
+		ownInvestigations := map[string]bool{}
+		for _, inc := range c.incidents(g) {
+			switch {
+			case inc.Name == parentName:
+			case strings.HasPrefix(inc.Name, "own-"):
+				g.Expect(inc.Status.Parent).To(BeEmpty(), inc.Name)
+				g.Expect(inc.Labels).NotTo(HaveKey(runlorev1.GroupLabel), inc.Name)
+				g.Expect(inc.Status.Investigation).To(HavePrefix(inc.Name[:len("own-0")]), "%s is investigated on its own", inc.Name)
+				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed))
+				ownInvestigations[inc.Status.Investigation] = true
+				own++
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Labels).To(HaveKeyWithValue(runlorev1.GroupLabel, parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), "%s is answered from the parent", inc.Name)
+				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed), inc.Name)
+				linked++
+			}
+		}
+		g.Expect(linked).To(Equal(members))
+		g.Expect(own).To(Equal(unrelated * perUnrelated))
+		g.Expect(ownInvestigations).To(HaveLen(unrelated), "one Investigation per unrelated workload")
+	}, 4*eventually, 250*time.Millisecond).Should(Succeed())
+	t.Logf("storm: every alert linked or investigated %s after the first", time.Since(start).Round(time.Millisecond))
+
+	invs := c.investigations(g)
+	g.Expect(invs).To(HaveLen(investigations), "one Investigation for the storm, one for each unrelated failure")
+	var group runlorev1.IncidentList
+	g.Expect(k8sClient.List(ctx, &group, client.InNamespace(ns), client.MatchingLabels{runlorev1.GroupLabel: parentName})).To(Succeed())
+	g.Expect(group.Items).To(HaveLen(members+1), "the label selects the storm: its parent and its members")
+
+	// One card for the storm (and one per unrelated failure); the storm's
+	// lists its 20 workloads, all firing.
+	g.Eventually(func(g Gomega) {
+		posts := api.posts()
+		g.Expect(posts).To(HaveLen(investigations))
+		storm := 0
+		for _, p := range posts {
+			if strings.Contains(p, "Affected workloads") {
+				storm++
+			}
+		}
+		g.Expect(storm).To(Equal(1))
+		card := api.lastUpdate()
+		if card == "" {
+			for _, p := range posts {
+				if strings.Contains(p, "Affected workloads") {
+					card = p
+				}
+			}
+		}
+		g.Expect(card).To(ContainSubstring("Affected workloads (20 firing)"))
+		alerts := ""
+		if perWorkload > 1 {
+			alerts = fmt.Sprintf(" (%d alerts)", perWorkload)
+		}
+		g.Expect(card).To(ContainSubstring("Deployment/" + ns + "/svc-19 — firing" + alerts))
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Consistently(func() int { return len(api.posts()) }, 2*time.Second, 250*time.Millisecond).Should(Equal(investigations), "members post no cards")
+
+	// Every member resolves: the parent resolves with them, and each
+	// member's own OutcomeRecord records its resolve.
+	for _, inc := range c.incidents(g) {
+		if inc.Status.Parent != parentName {
+			continue
+		}
+		end := metav1.Now()
+		inc.Spec.EndsAt = &end
+		g.Expect(k8sClient.Update(ctx, &inc)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Status.Phase).To(Equal(runlorev1.IncidentResolved))
+		var recs runlorev1.OutcomeRecordList
+		g.Expect(k8sClient.List(ctx, &recs, client.InNamespace(ns))).To(Succeed())
+		resolved := map[string]bool{}
+		for _, r := range recs.Items {
+			if r.Status.Resolved {
+				resolved[r.Spec.IncidentRef.Name] = true
+			}
+		}
+		g.Expect(resolved).To(HaveKey(parentName))
+		for _, inc := range c.incidents(g) {
+			if inc.Status.Parent == parentName {
+				g.Expect(resolved).To(HaveKey(inc.Name), "member %s has its own resolved episode", inc.Name)
+			}
+		}
+		g.Expect(api.lastUpdate()).To(ContainSubstring("Affected workloads (0 firing)"))
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestStormOfASharedDependency: workloads whose configuration calls one
+// Service that has no ready endpoint follow one parent naming the Service;
+// fewer than the threshold are investigated each on its own.
+func TestStormOfASharedDependency(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	node := ns + "-node"
+	c.node(node, true)
+	db := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-db", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "orders-db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}
+	g.Expect(k8sClient.Create(ctx, db)).To(Succeed())
+	for i := range 4 {
+		c.workload(fmt.Sprintf("orders-%d", i), node, fmt.Sprintf("orders-db.%s.svc.cluster.local", ns))
+	}
+	c.workload("search", node, "")
+	startStormManager(t, ns)
+	for i := range 4 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	c.alert("search", "KubePodCrashLooping", "search")
+
+	parentName := correlate.ParentName("Service/" + ns + "/orders-db")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Service", Namespace: ns, Name: "orders-db"}))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case "search":
+				g.Expect(inc.Status.Parent).To(BeEmpty())
+				g.Expect(inc.Status.Investigation).To(Equal("search-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
+
+// TestStormMemberSplitsWhenTheNodeRecovers: three workloads on a NotReady
+// Node form a storm; the Node comes back but their pods keep failing, so a
+// window later each is split off and investigated on its own, and the
+// storm, followed by none, resolves.
+func TestStormMemberSplitsWhenTheNodeRecovers(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	bad := ns + "-node"
+	c.node(bad, false)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("w-%d", i), bad, "")
+	}
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{Correlation: &runlorev1.CorrelationPolicy{
+			Window: &metav1.Duration{Duration: 3 * time.Second}, Gather: &metav1.Duration{Duration: 3 * time.Second}}}}
+	g.Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	for i := range 3 {
+		c.alert(fmt.Sprintf("w-%d", i), "KubePodCrashLooping", fmt.Sprintf("w-%d", i))
+	}
+	parentName := correlate.ParentName("Node/" + bad)
+	g.Eventually(func(g Gomega) {
+		for _, inc := range c.incidents(g) {
+			if inc.Name != parentName {
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parentName+"-1"), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+
+	n := &corev1.Node{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: bad}, n)).To(Succeed())
+	n.Status.Conditions[0].Status, n.Status.Conditions[0].Reason = corev1.ConditionTrue, "KubeletReady"
+	g.Expect(k8sClient.Status().Update(ctx, n)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		for _, inc := range c.incidents(g) {
+			if inc.Name == parentName {
+				g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentResolved), "a storm no member follows is over")
+				continue
+			}
+			g.Expect(inc.Status.Correlation).NotTo(BeNil())
+			g.Expect(inc.Status.Correlation.Split).To(BeTrue(), inc.Name)
+			g.Expect(inc.Status.Parent).To(BeEmpty(), inc.Name)
+			g.Expect(inc.Labels).NotTo(HaveKey(runlorev1.GroupLabel), inc.Name)
+			g.Expect(inc.Status.Investigation).To(Equal(inc.Name+"-1"), "%s is investigated on its own", inc.Name)
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(4))
+}
+
+// TestStormOfOneRevision: workloads applied by one Flux Kustomization
+// whose health check fails on a revision follow one parent naming the
+// Kustomization and that revision; a workload it does not apply, failing
+// beside them, stays apart.
+func TestStormOfOneRevision(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	node := ns + "-node"
+	c.node(node, true)
+	ks := kustomization(t, ns, "apps")
+	ks.Status.LastAttemptedRevision = "main@sha1:4f2c9e1"
+	setReady(t, ks, &ks.Status.Conditions, metav1.ConditionFalse, "HealthCheckFailed", time.Now())
+	c.applied = map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns}
+	for i := range 3 {
+		c.workload(fmt.Sprintf("app-%d", i), node, "")
+	}
+	c.applied = nil
+	c.workload("manual", node, "")
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("app-%d", i), "KubePodCrashLooping", fmt.Sprintf("app-%d", i))
+	}
+	c.alert("manual", "KubePodCrashLooping", "manual")
+
+	parentName := correlate.ParentName("Kustomization/" + ns + "/apps@main@sha1:4f2c9e1")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Kustomization", Namespace: ns, Name: "apps"}))
+		g.Expect(parent.Spec.Title).To(ContainSubstring("main@sha1:4f2c9e1"))
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case "manual":
+				g.Expect(inc.Status.Parent).To(BeEmpty())
+				g.Expect(inc.Status.Investigation).To(Equal("manual-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}

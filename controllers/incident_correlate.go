@@ -1,0 +1,435 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/correlate"
+	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/investigate/graph"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/outcome"
+	"github.com/runlore/runlore/pkg/textutil"
+	"github.com/runlore/runlore/pkg/trigger"
+)
+
+// Storms of one cause: an Incident whose graph leads to a failing object
+// that enough others fired with (correlate.Decide) follows one parent
+// Incident of that object, whose Investigation answers them all.
+
+// parentIndex indexes Incidents by the storm parent they follow.
+const parentIndex = "status.parent"
+
+// stormPoll is how often an Incident waiting for its storm to form, or for
+// its parent's Investigation to open, looks again.
+const stormPoll = 2 * time.Second
+
+// Bounds of the graph read for an Incident's causes: enough for its pods,
+// their Nodes, the Services it calls, its quota and its GitOps applier.
+const (
+	causeReadTimeout = 3 * time.Second
+	causeMaxNodes    = 40
+	causeMaxReads    = 40
+	causeMaxList     = 50
+	causeMaxEvents   = 50
+)
+
+// correlate decides whether inc belongs to a storm of one cause. It returns
+// the parent's Investigation when inc follows it, whether inc is held by
+// the storm (following, or waiting for its parent), and how long to wait
+// before deciding again.
+func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incident, policy *runlorev1.TriggerPolicy, now time.Time) (*runlorev1.Investigation, bool, time.Duration, error) {
+	p, on := correlate.FromSpec(policy.Spec.Correlation)
+	if !on || inc.Spec.Workload == nil || inc.Spec.Source == runlorev1.SourceCorrelation {
+		return nil, false, 0, nil
+	}
+	episode := trigger.EpisodeOf(&inc.Status)
+	if c := inc.Status.Correlation; c == nil || c.Episode != episode {
+		causes, at, err := r.workloadCauses(ctx, inc, p.Window, now)
+		if err != nil {
+			return nil, false, 0, err
+		}
+		inc.Status.Correlation = &runlorev1.IncidentCorrelation{Causes: causes, CheckedAt: &at, Episode: episode}
+		inc.Status.Parent = ""
+	}
+	c := inc.Status.Correlation
+	if len(c.Causes) == 0 || c.Split {
+		return nil, false, 0, nil
+	}
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, false, 0, err
+	}
+	others := make([]correlate.Member, 0, len(list.Items))
+	for i := range list.Items {
+		if m, ok := stormMember(&list.Items[i]); ok && list.Items[i].Name != inc.Name {
+			others = append(others, m)
+		}
+	}
+	self, _ := stormMember(inc)
+	d := correlate.Decide(self, others, p, now)
+	switch {
+	case d.Wait > 0:
+		return nil, true, min(d.Wait, stormPoll), nil
+	case d.Parent == "":
+		return nil, false, 0, nil
+	}
+	parent, err := r.ensureParent(ctx, inc, d)
+	if err != nil || parent == nil {
+		return nil, true, stormPoll, err
+	}
+	if inc.Status.Parent != parent.Name {
+		inc.Status.Parent = parent.Name
+		r.Recorder.Eventf(inc, parent, corev1.EventTypeNormal, "Correlated", "Investigate",
+			"%s is failing under %d incidents that fired together; following storm %s", correlateObject(d.Cause), len(d.Members), parent.Name)
+	}
+	if err := r.labelGroup(ctx, inc, parent.Name); err != nil {
+		return nil, true, 0, err
+	}
+	if parent.Status.Investigation == "" || parent.Status.ResolvedAt != nil {
+		// The parent opens its Investigation once it records this
+		// member's firing; that wakes the members.
+		return nil, true, stormPoll, nil
+	}
+	inc.Status.Investigation, inc.Status.CoalescedInto = parent.Status.Investigation, ""
+	inv, err := r.current(ctx, inc)
+	return inv, true, 0, err
+}
+
+// stormMember is an Incident as correlate.Decide sees it; ok is false for
+// one that cannot be part of a storm now.
+func stormMember(inc *runlorev1.Incident) (correlate.Member, bool) {
+	if !trigger.Eligible(inc) || inc.Spec.Source == runlorev1.SourceCorrelation {
+		return correlate.Member{}, false
+	}
+	m := correlate.Member{Name: inc.Name, FiredAt: inc.Status.LastFiredAt.Time, Parent: inc.Status.Parent}
+	if c := inc.Status.Correlation; c != nil && c.Episode == trigger.EpisodeOf(&inc.Status) {
+		m.Causes, m.Split = c.Causes, c.Split
+	}
+	return m, true
+}
+
+// workloadCauses are the causes of the Incident's workload: those another
+// alert about the same workload read within the window, or else its own
+// graph's, read now. A storm of alerts thus reads each workload's graph
+// once, not once per alert.
+func (r *IncidentReconciler) workloadCauses(ctx context.Context, inc *runlorev1.Incident, window time.Duration, now time.Time) ([]string, metav1.Time, error) {
+	siblings, err := r.siblings(ctx, inc)
+	if err != nil {
+		return nil, metav1.Time{}, err
+	}
+	for i := range siblings {
+		s := &siblings[i]
+		c := s.Status.Correlation
+		if s.Name == inc.Name || c == nil || c.CheckedAt == nil || c.Split || s.Spec.Workload == nil ||
+			!identity.Agree(*inc.Spec.Workload, *s.Spec.Workload) {
+			continue
+		}
+		if d := now.Sub(c.CheckedAt.Time); d >= 0 && d < window {
+			return append([]string(nil), c.Causes...), *c.CheckedAt, nil
+		}
+	}
+	return r.causes(ctx, inc), metav1.NewTime(now), nil
+}
+
+// causes reads the Incident's graph under a deadline, bounded to what the
+// decision needs, and returns its failing shared objects. A read that
+// fails or times out yields none: the Incident is investigated on its own.
+func (r *IncidentReconciler) causes(ctx context.Context, inc *runlorev1.Incident) []string {
+	req := incident.Request{Title: inc.Spec.Title, Message: inc.Spec.Message, AlertName: inc.Spec.AlertName, Labels: inc.Spec.Labels}
+	if w := inc.Spec.Workload; w != nil && w.Namespace != "" {
+		req.Namespace, req.WorkloadKind, req.Workload = w.Namespace, w.Kind, w.Name
+	}
+	subject := graph.SubjectOf(req)
+	if subject.Cloud || (subject.Name == "" && subject.Instance == "") {
+		return nil
+	}
+	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	b := &graph.Builder{Reader: r.APIReader, Now: r.Now, ReadTimeout: causeReadTimeout,
+		MaxNodes: causeMaxNodes, MaxReads: causeMaxReads, MaxList: causeMaxList, MaxEvents: causeMaxEvents}
+	g, err := b.Build(readCtx, subject)
+	if err != nil {
+		logf.FromContext(ctx).Info("shared causes not read; investigated on its own", "reason", err.Error())
+		return nil
+	}
+	found := correlate.Causes(g)
+	out := make([]string, 0, len(found))
+	for _, c := range found {
+		if len(c.Ref) <= 512 {
+			out = append(out, c.Ref)
+		}
+	}
+	return out
+}
+
+// ensureParent finds or opens the storm's parent Incident, named after the
+// shared object so every member finds the same one. It returns nil when
+// the parent exists but is not in the cache yet.
+func (r *IncidentReconciler) ensureParent(ctx context.Context, inc *runlorev1.Incident, d correlate.Decision) (*runlorev1.Incident, error) {
+	parent := &runlorev1.Incident{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: d.Parent}, parent)
+	switch {
+	case err == nil:
+		return parent, nil
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	parent = stormParent(inc, d)
+	if err := r.Create(ctx, parent); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("open storm %s: %w", d.Parent, err)
+	}
+	r.Recorder.Eventf(parent, inc, corev1.EventTypeNormal, "StormOpened", "Investigate",
+		"%s is failing under %d incidents that fired together", correlateObject(d.Cause), len(d.Members))
+	return parent, nil
+}
+
+// stormParent is the parent Incident of a storm: about the shared object,
+// with the severity of the member that opened it.
+func stormParent(inc *runlorev1.Incident, d correlate.Decision) *runlorev1.Incident {
+	kind, ns, name, rev := correlate.Object(d.Cause)
+	title := fmt.Sprintf("%s %s is failing under several failing workloads", kind, name)
+	if rev != "" {
+		title = fmt.Sprintf("%s %s fails on revision %s under several failing workloads", kind, name, rev)
+	}
+	alert := kind + causeWord(kind)
+	w := &runlorev1.Workload{Kind: kind, Namespace: ns, Name: name}
+	lbls := map[string]string{"alertname": alert}
+	if kind == "Node" {
+		lbls["node"] = name
+	} else if ns != "" {
+		lbls["namespace"] = ns
+	}
+	return &runlorev1.Incident{
+		ObjectMeta: metav1.ObjectMeta{Name: d.Parent, Namespace: inc.Namespace,
+			Labels: map[string]string{runlorev1.GroupLabel: d.Parent}},
+		Spec: runlorev1.IncidentSpec{
+			Fingerprint: "correlation/" + d.Parent,
+			Source:      runlorev1.SourceCorrelation,
+			Title:       textutil.Runes(title, 512),
+			Message:     textutil.Runes("Incidents that fired together share this failing object: "+d.Cause, 8192),
+			AlertName:   textutil.Runes(alert, 253),
+			Severity:    inc.Spec.Severity,
+			Environment: inc.Spec.Environment,
+			Workload:    w,
+			TriggerKey:  textutil.Runes(alert+"/"+d.Cause, 512),
+			Labels:      lbls,
+		},
+	}
+}
+
+// causeWord names the fault a cause of the kind shows (correlate.Causes
+// admits a Service or a quota for one fault only).
+func causeWord(kind string) string {
+	switch kind {
+	case "Service":
+		return "NoReadyEndpoints"
+	case "ResourceQuota":
+		return "Exhausted"
+	}
+	return "Failing"
+}
+
+// correlateObject renders a cause for people: Node/node-a, or the GitOps
+// object and its revision.
+func correlateObject(cause string) string {
+	ref, rev, ok := strings.Cut(cause, "@")
+	if ok {
+		return ref + " at revision " + rev
+	}
+	return ref
+}
+
+// labelGroup labels a member with its storm, so the group is selected with
+// kubectl, or takes the label off when parent is empty; one metadata patch,
+// only when the label differs.
+func (r *IncidentReconciler) labelGroup(ctx context.Context, inc *runlorev1.Incident, parent string) error {
+	if inc.Labels[runlorev1.GroupLabel] == parent {
+		return nil
+	}
+	patch := client.MergeFrom(inc.DeepCopy())
+	lbls := make(map[string]string, len(inc.Labels)+1)
+	for k, v := range inc.Labels {
+		lbls[k] = v
+	}
+	lbls[runlorev1.GroupLabel] = parent
+	if parent == "" {
+		delete(lbls, runlorev1.GroupLabel)
+	}
+	upd := inc.DeepCopy()
+	upd.Labels = lbls
+	if err := r.Patch(ctx, upd, patch); err != nil {
+		return fmt.Errorf("label the storm member: %w", err)
+	}
+	inc.Labels, inc.ResourceVersion = upd.Labels, upd.ResourceVersion
+	return nil
+}
+
+// followMembers records a storm parent's occurrence from its members: it fires while any of
+// them fires and resolves once they all have (correlate.Follow), and opens
+// the Investigation of the shared object for each of its occurrences.
+func (r *IncidentReconciler) followMembers(ctx context.Context, parent *runlorev1.Incident, now time.Time) error {
+	members, err := r.members(ctx, parent)
+	if err != nil {
+		return err
+	}
+	correlate.Follow(&parent.Status, members, now)
+	return nil
+}
+
+// members are the Incidents that follow the storm parent.
+func (r *IncidentReconciler) members(ctx context.Context, parent *runlorev1.Incident) ([]runlorev1.Incident, error) {
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.InNamespace(parent.Namespace), client.MatchingFields{parentIndex: parent.Name}); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// reconcileParentInvestigation opens the Investigation of a firing storm
+// parent's current occurrence; a parent is not held by the TriggerPolicy,
+// whose decisions its members already passed.
+func (r *IncidentReconciler) reconcileParentInvestigation(ctx context.Context, parent *runlorev1.Incident) (*runlorev1.Investigation, error) {
+	if parent.Status.Occurrences == 0 || parent.Status.ResolvedAt != nil || parent.Status.Investigation != "" {
+		return r.current(ctx, parent)
+	}
+	return r.ensureInvestigation(ctx, parent, "")
+}
+
+// ensureMemberOutcome opens a storm member's own OutcomeRecord once the
+// parent's Investigation has opened its episode: the answer is the
+// parent's, but each member's resolve is recorded on its own, so the trust
+// an answer earns is counted per Incident. It is named after the parent's
+// record and the member, carries no delivery (the parent's card speaks for
+// the storm), and is read from the cache before it is created.
+func (r *IncidentReconciler) ensureMemberOutcome(ctx context.Context, inc *runlorev1.Incident, inv *runlorev1.Investigation) error {
+	if inc.Status.Parent == "" || inv == nil || inv.Status.OutcomeRecord == "" {
+		return nil
+	}
+	name := inv.Status.OutcomeRecord + "-" + shortHash(inc.Name)
+	var existing runlorev1.OutcomeRecord
+	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: name}, &existing)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	var parentRec runlorev1.OutcomeRecord
+	if err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: inv.Status.OutcomeRecord}, &parentRec); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	rec := memberOutcome(&parentRec, inc, name)
+	if err := r.Create(ctx, rec); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("open the storm member's outcome record: %w", err)
+	}
+	return nil
+}
+
+// memberOutcome is a member's episode, copied from the parent's: the same
+// answer (kind, entry, cause, investigator), about the member's alert.
+func memberOutcome(parent *runlorev1.OutcomeRecord, inc *runlorev1.Incident, name string) *runlorev1.OutcomeRecord {
+	rec := &runlorev1.OutcomeRecord{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   inc.Namespace,
+			Labels:      map[string]string{runlorev1.IncidentLabel: inc.Name, runlorev1.GroupLabel: inc.Status.Parent},
+			Annotations: map[string]string{DeliveryAnnotation: "delivered: with storm " + inc.Status.Parent},
+		},
+		Spec: *parent.Spec.DeepCopy(),
+	}
+	rec.Spec.IncidentRef = runlorev1.LocalObjectReference{Name: inc.Name}
+	rec.Spec.TriggerKey, rec.Spec.IncidentFingerprint, rec.Spec.AlertName = inc.Spec.TriggerKey, inc.Spec.Fingerprint, inc.Spec.AlertName
+	rec.Spec.Workload = inc.Spec.Workload.DeepCopy()
+	rec.Spec.OpenedAt = metav1.Now()
+	if v := parent.Labels[runlorev1.EntryLabel]; v != "" {
+		rec.Labels[runlorev1.EntryLabel] = v
+	}
+	if key := outcome.SubjectKey(inc.Spec.AlertName, inc.Spec.Workload); key != "" {
+		rec.Labels[runlorev1.SubjectLabel] = key
+	}
+	return rec
+}
+
+// recheckMember re-reads a firing storm member's graph once per
+// correlation window. When the shared object has shown no fault for a
+// whole window while the member kept firing, the member's own cause
+// differs: it is split off the storm (status.correlation.split) and
+// decided again on its own. It returns whether it split, and when to look
+// again.
+func (r *IncidentReconciler) recheckMember(ctx context.Context, inc *runlorev1.Incident, policy *runlorev1.TriggerPolicy, now time.Time) (bool, time.Duration) {
+	p, on := correlate.FromSpec(policy.Spec.Correlation)
+	c := inc.Status.Correlation
+	if !on || c == nil || trigger.IsResolved(&inc.Status) || c.CheckedAt == nil {
+		return false, 0
+	}
+	if due := c.CheckedAt.Add(p.Window); now.Before(due) {
+		return false, due.Sub(now) + time.Second
+	}
+	parent := &runlorev1.Incident{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: inc.Status.Parent}, parent); err != nil {
+		return false, jitter(p.Window)
+	}
+	cause := strings.TrimPrefix(parent.Spec.Fingerprint, "correlation/")
+	if w := parent.Spec.Workload; w != nil {
+		cause = graph.Ref(w.Kind, w.Namespace, w.Name)
+	}
+	at := metav1.NewTime(now)
+	causes := r.causes(ctx, inc)
+	c.CheckedAt = &at
+	if sharesObject(causes, cause) {
+		c.ClearedAt = nil
+		return false, p.Window
+	}
+	if c.ClearedAt == nil {
+		c.ClearedAt = &at
+		return false, p.Window
+	}
+	if now.Sub(c.ClearedAt.Time) < p.Window {
+		return false, p.Window
+	}
+	c.Split, c.Causes = true, causes
+	r.Recorder.Eventf(inc, parent, corev1.EventTypeNormal, "SplitFromStorm", "Investigate",
+		"still firing %s after %s recovered: investigated on its own", now.Sub(c.ClearedAt.Time).Round(time.Second), cause)
+	inc.Status.Parent, inc.Status.Investigation = "", ""
+	if err := r.labelGroup(ctx, inc, ""); err != nil {
+		logf.FromContext(ctx).Info("the split member keeps its group label until the next reconcile", "error", err.Error())
+	}
+	return true, 0
+}
+
+// sharesObject reports whether causes name the object (a GitOps cause
+// matches whatever revision it now fails on).
+func sharesObject(causes []string, object string) bool {
+	for _, c := range causes {
+		if ref, _, _ := strings.Cut(c, "@"); ref == object {
+			return true
+		}
+	}
+	return false
+}

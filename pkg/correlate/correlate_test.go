@@ -1,0 +1,224 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package correlate
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/graph"
+)
+
+// workloadGraph is a Deployment whose one pod runs on node, calls svc and
+// sits under quota; the shared objects carry the given symptoms.
+func workloadGraph(app, node string, nodeSymptoms []string, svcSymptom, quotaSymptom, ksSymptom string) *graph.Graph {
+	g := graph.New()
+	dep := g.Add(&graph.Node{Kind: "Deployment", Namespace: "shop", Name: app})
+	rs := g.Add(&graph.Node{Kind: "ReplicaSet", Namespace: "shop", Name: app + "-7d"})
+	pod := g.Add(&graph.Node{Kind: "Pod", Namespace: "shop", Name: app + "-7d-x1", Symptoms: []graph.Symptom{{Word: "CrashLoopBackOff"}}})
+	n := g.Add(&graph.Node{Kind: "Node", Name: node})
+	for _, w := range nodeSymptoms {
+		n.Symptoms = append(n.Symptoms, graph.Symptom{Word: w})
+	}
+	svc := g.Add(&graph.Node{Kind: "Service", Namespace: "shop", Name: "db"})
+	if svcSymptom != "" {
+		svc.Symptoms = []graph.Symptom{{Word: svcSymptom}}
+	}
+	q := g.Add(&graph.Node{Kind: "ResourceQuota", Namespace: "shop", Name: "compute"})
+	if quotaSymptom != "" {
+		q.Symptoms = []graph.Symptom{{Word: quotaSymptom}}
+	}
+	ks := g.Add(&graph.Node{Kind: "Kustomization", Namespace: "flux-system", Name: "apps",
+		Facts: map[string]string{"lastAttemptedRevision": "main@sha1:abc"}})
+	if ksSymptom != "" {
+		ks.Symptoms = []graph.Symptom{{Word: ksSymptom}}
+	}
+	g.Subject = dep.Ref()
+	g.Link(pod.Ref(), graph.RelOwnedBy, rs.Ref(), "")
+	g.Link(rs.Ref(), graph.RelOwnedBy, dep.Ref(), "")
+	g.Link(pod.Ref(), graph.RelScheduledOn, n.Ref(), "")
+	g.Link(n.Ref(), graph.RelRunsPod, pod.Ref(), "")
+	g.Link(dep.Ref(), graph.RelCalls, svc.Ref(), "")
+	g.Link(dep.Ref(), graph.RelInScopeOf, q.Ref(), "")
+	g.Link(dep.Ref(), graph.RelAppliedBy, ks.Ref(), "")
+	return g
+}
+
+func refs(cs []Cause) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.Ref)
+	}
+	return out
+}
+
+func TestCauses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		g    *graph.Graph
+		want []string
+	}{
+		{"healthy neighbours are no cause, however shared", workloadGraph("api", "node-a", nil, "", "", ""), []string{}},
+		{"a cordon alone is no cause", workloadGraph("api", "node-a", []string{"Cordoned"}, "", "", ""), []string{}},
+		{"a NotReady node its pod runs on", workloadGraph("api", "node-a", []string{"Cordoned", "NotReady"}, "", "", ""), []string{"Node/node-a"}},
+		{"memory pressure", workloadGraph("api", "node-a", []string{"MemoryPressure"}, "", "", ""), []string{"Node/node-a"}},
+		{"a dependency without endpoints", workloadGraph("api", "node-a", nil, "NoReadyEndpoints", "", ""), []string{"Service/shop/db"}},
+		{"an exhausted quota", workloadGraph("api", "node-a", nil, "", "QuotaExhausted", ""), []string{"ResourceQuota/shop/compute"}},
+		{"a failing GitOps revision", workloadGraph("api", "node-a", nil, "", "", "HealthCheckFailed"),
+			[]string{"Kustomization/flux-system/apps@main@sha1:abc"}},
+		{"several, the node first", workloadGraph("api", "node-a", []string{"NotReady"}, "NoReadyEndpoints", "", "HealthCheckFailed"),
+			[]string{"Node/node-a", "Service/shop/db", "Kustomization/flux-system/apps@main@sha1:abc"}},
+		{"no subject", graph.New(), []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(refs(Causes(tc.g))).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestCausesNeverTheSubjectsOwnChain(t *testing.T) {
+	g := graph.New()
+	pod := g.Add(&graph.Node{Kind: "Pod", Namespace: "shop", Name: "db-0", Symptoms: []graph.Symptom{{Word: "OOMKilled"}}})
+	sts := g.Add(&graph.Node{Kind: "StatefulSet", Namespace: "shop", Name: "db", Symptoms: []graph.Symptom{{Word: "ReplicasNotReady"}}})
+	svc := g.Add(&graph.Node{Kind: "Service", Namespace: "shop", Name: "db", Symptoms: []graph.Symptom{{Word: "NoReadyEndpoints"}}})
+	g.Subject = pod.Ref()
+	g.Link(pod.Ref(), graph.RelOwnedBy, sts.Ref(), "")
+	// The subject's own Service is not linked by calls: it is not a cause.
+	g.Link(svc.Ref(), graph.RelBackedBy, pod.Ref(), "")
+	NewWithT(t).Expect(Causes(g)).To(BeEmpty())
+}
+
+func TestDecide(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}
+	node := "Node/node-a"
+	m := func(name string, at time.Duration, causes ...string) Member {
+		return Member{Name: name, FiredAt: t0.Add(at), Causes: causes}
+	}
+	for _, tc := range []struct {
+		name   string
+		self   Member
+		others []Member
+		now    time.Duration
+		want   Decision
+	}{
+		{"no cause: never waits, never joins", m("a", 0), []Member{m("b", 0, node), m("c", 0, node)}, 0, Decision{}},
+		{"three share the node", m("a", 0, node), []Member{m("b", time.Second, node), m("c", 2*time.Second, node)}, 0,
+			Decision{Cause: node, Parent: ParentName(node), Members: []string{"a", "b", "c"}}},
+		{"too few yet: wait for the gather", m("a", 0, node), []Member{m("b", time.Second, node)}, 10 * time.Second,
+			Decision{Wait: 20 * time.Second}},
+		{"too few after the gather: alone", m("a", 0, node), []Member{m("b", time.Second, node)}, 31 * time.Second, Decision{}},
+		{"outside the window does not count", m("a", 0, node), []Member{m("b", 3*time.Minute, node), m("c", -3*time.Minute, node)}, time.Hour, Decision{}},
+		{"a standing storm counts its members whenever they fired", m("a", 5*time.Minute, node),
+			[]Member{{Name: "b", FiredAt: t0, Parent: ParentName(node)}, {Name: "c", FiredAt: t0, Parent: ParentName(node)}}, 5 * time.Minute,
+			Decision{Cause: node, Parent: ParentName(node), Members: []string{"a", "b", "c"}}},
+		{"unrelated failures on a healthy node stay apart", m("a", 0), []Member{m("b", 0), m("c", 0)}, 0, Decision{}},
+		{"split members are not counted", m("a", 0, node), []Member{m("b", 0, node), {Name: "c", FiredAt: t0, Causes: []string{node}, Split: true}}, time.Minute, Decision{}},
+		{"a split member stays alone", Member{Name: "a", FiredAt: t0, Causes: []string{node}, Split: true}, []Member{m("b", 0, node), m("c", 0, node)}, 0, Decision{}},
+		{"the cause most share wins", m("a", 0, "Service/shop/db", node),
+			[]Member{m("b", 0, "Service/shop/db"), m("c", 0, "Service/shop/db"), m("d", 0, node), m("e", 0, "Service/shop/db")}, 0,
+			Decision{Cause: "Service/shop/db", Parent: ParentName("Service/shop/db"), Members: []string{"a", "b", "c", "e"}}},
+		{"a tie goes to the node", m("a", 0, "Service/shop/db", node),
+			[]Member{m("b", 0, "Service/shop/db", node), m("c", 0, "Service/shop/db", node)}, 0,
+			Decision{Cause: node, Parent: ParentName(node), Members: []string{"a", "b", "c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(Decide(tc.self, tc.others, p, t0.Add(tc.now))).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestParentName(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ParentName("Node/node-a")).To(MatchRegexp(`^storm-node-[0-9a-f]{12}$`))
+	g.Expect(ParentName("Node/node-a")).NotTo(Equal(ParentName("Node/node-b")))
+	g.Expect(ParentName("Kustomization/flux-system/apps@main@sha1:abc")).To(MatchRegexp(`^storm-kustomization-[0-9a-f]{12}$`))
+	g.Expect(ParentName("weird_kind/x")).To(MatchRegexp(`^storm-cause-[0-9a-f]{12}$`))
+}
+
+func TestObject(t *testing.T) {
+	g := NewWithT(t)
+	k, ns, n, rev := Object("Kustomization/flux-system/apps@main@sha1:abc")
+	g.Expect([]string{k, ns, n, rev}).To(Equal([]string{"Kustomization", "flux-system", "apps", "main@sha1:abc"}))
+	k, ns, n, rev = Object("Node/node-a")
+	g.Expect([]string{k, ns, n, rev}).To(Equal([]string{"Node", "", "node-a", ""}))
+}
+
+func TestFromSpec(t *testing.T) {
+	d := func(s string) *metav1.Duration {
+		v, _ := time.ParseDuration(s)
+		return &metav1.Duration{Duration: v}
+	}
+	for _, tc := range []struct {
+		name string
+		spec *runlorev1.CorrelationPolicy
+		want Policy
+		on   bool
+	}{
+		{"absent: on with the defaults", nil, Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}, true},
+		{"disabled", &runlorev1.CorrelationPolicy{Disabled: true}, Policy{}, false},
+		{"set", &runlorev1.CorrelationPolicy{Window: d("5m"), MinMembers: 10, Gather: d("1m")}, Policy{Window: 5 * time.Minute, MinMembers: 10, Gather: time.Minute}, true},
+		{"gather never past the window", &runlorev1.CorrelationPolicy{Window: d("20s")}, Policy{Window: 20 * time.Second, MinMembers: 3, Gather: 20 * time.Second}, true},
+		{"a threshold below two keeps the default", &runlorev1.CorrelationPolicy{MinMembers: 1}, Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, on := FromSpec(tc.spec)
+			NewWithT(t).Expect(on).To(Equal(tc.on))
+			NewWithT(t).Expect(got).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestFollow(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { v := metav1.NewTime(t0.Add(d)); return &v }
+	member := func(fired time.Duration, resolved *metav1.Time) runlorev1.Incident {
+		return runlorev1.Incident{Status: runlorev1.IncidentStatus{Occurrences: 1, LastFiredAt: at(fired), ResolvedAt: resolved}}
+	}
+	g := NewWithT(t)
+
+	var st runlorev1.IncidentStatus
+	Follow(&st, nil, t0)
+	g.Expect(st.Occurrences).To(BeZero(), "no member, no occurrence")
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, nil), member(0, nil)}, t0.Add(2*time.Hour))
+	g.Expect(st.Occurrences).To(Equal(int32(1)))
+	g.Expect(st.Episode).To(Equal(int32(1)))
+	g.Expect(st.LastFiredAt).To(Equal(at(0)), "fires from the earliest member")
+	g.Expect(st.ResolvedAt).To(BeNil())
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, nil)}, t0.Add(2*time.Hour))
+	g.Expect(st.ResolvedAt).To(BeNil(), "one member still fires")
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute))}, t0.Add(2*time.Hour))
+	g.Expect(st.ResolvedAt).To(Equal(at(2*time.Minute)), "resolves with the last member")
+	g.Expect(st.Occurrences).To(Equal(int32(1)))
+
+	Follow(&st, []runlorev1.Incident{member(10*time.Second, at(time.Minute)), member(0, at(2*time.Minute)), member(time.Hour, nil)}, t0.Add(2*time.Hour))
+	g.Expect(st.Occurrences).To(Equal(int32(2)), "a new storm of the same object is a new occurrence")
+	g.Expect(st.Episode).To(Equal(int32(2)))
+	g.Expect(st.LastFiredAt).To(Equal(at(time.Hour)))
+	g.Expect(st.FirstFiredAt).To(Equal(at(0)))
+	g.Expect(st.ResolvedAt).To(BeNil())
+
+	Follow(&st, nil, t0.Add(3*time.Hour))
+	g.Expect(st.ResolvedAt).To(Equal(at(3*time.Hour)), "every member split off: the storm is over")
+}
