@@ -175,7 +175,7 @@ func TestKubectlPrinterColumns(t *testing.T) {
 		resource string
 		columns  []string
 	}{
-		{"incidents", []string{"NAME", "SEVERITY", "WORKLOAD", "PHASE", "CAUSE", "CONFIDENCE", "AGE"}},
+		{"incidents", []string{"NAME", "SEVERITY", "WORKLOAD", "PHASE", "CAUSE", "CONFIDENCE", "PARENT", "AGE"}},
 		{"investigations", []string{"NAME", "INCIDENT", "PHASE", "MODE", "CONFIDENCE", "VERDICT", "AGE"}},
 		{"knowledgeentries", []string{"NAME", "TYPE", "RESOURCE", "STATUS", "RECALLS", "RESOLVED", "TRUST", "AGE"}},
 		{"outcomerecords", []string{"NAME", "ENTRY", "KIND", "RESOLVED", "VOTES", "AGE"}},

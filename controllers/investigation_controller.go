@@ -147,7 +147,8 @@ func (r *InvestigationReconciler) patchStatus(ctx context.Context, before, after
 	if equality.Semantic.DeepEqual(before.Status, after.Status) {
 		return nil
 	}
-	return r.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	// An Investigation deleted under the reconcile has nothing left to patch.
+	return client.IgnoreNotFound(r.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 
 func stepMessage(inv *runlorev1.Investigation, step runlorev1.InvestigationStep) string {
