@@ -116,7 +116,8 @@ func startStormManager(t *testing.T, ns string) *slackAPI {
 			NewWithT(t).Expect((&chat.CardUpdater{Client: mgr.GetClient(), Updater: app}).SetupWithManager(mgr)).To(Succeed())
 		})
 	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
-		Spec: runlorev1.TriggerPolicySpec{Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
+		Spec: runlorev1.TriggerPolicySpec{CoalesceWindow: metav1.Duration{Duration: 2 * time.Minute},
+			Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
 	NewWithT(t).Expect(k8sClient.Create(context.Background(), policy)).To(Succeed())
 	return api
 }

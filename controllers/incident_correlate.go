@@ -216,9 +216,9 @@ func (r *IncidentReconciler) ensureParent(ctx context.Context, inc *runlorev1.In
 // with the severity of the member that opened it.
 func stormParent(inc *runlorev1.Incident, d correlate.Decision) *runlorev1.Incident {
 	kind, ns, name, rev := correlate.Object(d.Cause)
-	title := fmt.Sprintf("%s %s is failing under several failing workloads", kind, name)
+	title := fmt.Sprintf("%s %s is failing, and the workloads that depend on it alert", kind, name)
 	if rev != "" {
-		title = fmt.Sprintf("%s %s fails on revision %s under several failing workloads", kind, name, rev)
+		title = fmt.Sprintf("%s %s fails on revision %s, and the workloads it applies alert", kind, name, rev)
 	}
 	alert := kind + causeWord(kind)
 	w := &runlorev1.Workload{Kind: kind, Namespace: ns, Name: name}
@@ -293,9 +293,9 @@ func (r *IncidentReconciler) labelGroup(ctx context.Context, inc *runlorev1.Inci
 	return nil
 }
 
-// followMembers records a storm parent's occurrence from its members: it fires while any of
-// them fires and resolves once they all have (correlate.Follow), and opens
-// the Investigation of the shared object for each of its occurrences.
+// followMembers records a storm parent's occurrence from its members: it
+// fires while any of them fires and resolves once they all have
+// (correlate.Follow).
 func (r *IncidentReconciler) followMembers(ctx context.Context, parent *runlorev1.Incident, now time.Time) error {
 	members, err := r.members(ctx, parent)
 	if err != nil {
