@@ -61,6 +61,9 @@ type realFault struct {
 	alert     string
 	// broken reports whether the pod shows the fault the kubelet reports.
 	broken func(pod *corev1.Pod, events []corev1.Event) bool
+	// deployment: the alert names the Deployment (kube-state-metrics'
+	// replica alerts), not a pod.
+	deployment bool
 	// names are words of which the top cause must contain at least one.
 	names []string
 	// misread, when set, is how the analyzer is known to misattribute this
@@ -95,7 +98,7 @@ func TestRealCluster(t *testing.T) {
 	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	installCRDs(t, admin)
-	faults := []string{"memory", "image", "config", "readiness"}
+	faults := []string{"memory", "image", "config", "readiness", "scheduling", "quota"}
 	c := installChart(t, cfg, objs, append([]string{"flux-system", "argocd"}, faults...)...)
 
 	web := registry() + "/web:e2e"
@@ -147,20 +150,38 @@ func TestRealCluster(t *testing.T) {
 
 	op := c.startOperator(t, operatorOptions{name: "serve", kubeconfig: c.serviceAccountKubeconfig(t), token: receiverToken})
 
-	// The changes, each one field of the pod template.
-	change := func(ns string, mutate func(*corev1.Container)) {
+	// A quota the next change goes past.
+	g.Expect(admin.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: "quota"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		q := &corev1.ResourceQuota{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "quota", Name: "pods"}, q)).To(Succeed())
+		g.Expect(q.Status.Used).To(HaveKey(corev1.ResourcePods), "the quota controller has counted the pods")
+	}, time.Minute, 200*time.Millisecond).Should(Succeed())
+
+	// The changes, each one field of a Deployment.
+	change := func(ns string, mutate func(*appsv1.Deployment, *corev1.Container)) {
 		d := &appsv1.Deployment{}
 		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
-		mutate(&d.Spec.Template.Spec.Containers[0])
+		mutate(d, &d.Spec.Template.Spec.Containers[0])
 		g.Expect(admin.Update(ctx, d)).To(Succeed())
 	}
-	change("memory", func(ct *corev1.Container) { ct.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("32Mi") })
-	change("image", func(ct *corev1.Container) { ct.Image = registry() + "/web:e2e-absent" })
-	change("config", func(ct *corev1.Container) {
+	changed := time.Now()
+	change("memory", func(_ *appsv1.Deployment, ct *corev1.Container) {
+		ct.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("32Mi")
+	})
+	change("image", func(_ *appsv1.Deployment, ct *corev1.Container) { ct.Image = registry() + "/web:e2e-absent" })
+	change("config", func(_ *appsv1.Deployment, ct *corev1.Container) {
 		ct.Image = registry() + "/crash:e2e"
 		ct.Env = []corev1.EnvVar{{Name: "MESSAGE", Value: "fatal: config key listen_port is missing"}}
 	})
-	change("readiness", func(ct *corev1.Container) { ct.Env = append(ct.Env, corev1.EnvVar{Name: "READY", Value: "false"}) })
+	change("readiness", func(_ *appsv1.Deployment, ct *corev1.Container) {
+		ct.Env = append(ct.Env, corev1.EnvVar{Name: "READY", Value: "false"})
+	})
+	change("scheduling", func(d *appsv1.Deployment, _ *corev1.Container) {
+		d.Spec.Template.Spec.NodeSelector = map[string]string{"disktype": "ssd"}
+	})
+	change("quota", func(d *appsv1.Deployment, _ *corev1.Container) { d.Spec.Replicas = ptr.To(int32(4)) })
 
 	cases := map[string]realFault{
 		"memory": {namespace: "memory", alert: "KubeContainerOOMKilled", names: []string{"OOMKilled"},
@@ -176,8 +197,10 @@ func TestRealCluster(t *testing.T) {
 			}},
 		"config": {namespace: "config", alert: "KubePodCrashLooping", names: []string{"listen_port", "exit code 1", "exitCode 1", "Error"},
 			misread: "the node's registration, not the Deployment's image and env change, is blamed",
+			// KubePodCrashLooping fires on the waiting reason, which alternates
+			// with the terminated state between restarts.
 			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
-				return terminatedReason(p) == "Error" && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > 0
+				return waitingReason(p) == "CrashLoopBackOff" && terminatedReason(p) == "Error"
 			}},
 		"readiness": {namespace: "readiness", alert: "KubePodNotReady", names: []string{"Readiness probe failed", "readiness", "Unhealthy"},
 			misread: "the node's registration, not the Deployment's env change, is blamed",
@@ -189,24 +212,47 @@ func TestRealCluster(t *testing.T) {
 				}
 				return false
 			}},
+		"scheduling": {namespace: "scheduling", alert: "KubePodNotReady", names: []string{"FailedScheduling", "Unschedulable", "node affinity/selector"},
+			misread: "the node's registration, not the Deployment's nodeSelector change, is blamed",
+			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+						return true
+					}
+				}
+				return false
+			}},
+		"quota": {namespace: "quota", alert: "KubeDeploymentReplicasMismatch", deployment: true, names: []string{"FailedCreate", "exceeded quota"},
+			misread: "the node's registration, not the Deployment's replicas change, is blamed",
+			broken: func(_ *corev1.Pod, events []corev1.Event) bool {
+				for _, e := range events {
+					if e.Reason == "FailedCreate" && strings.Contains(e.Message, "exceeded quota") {
+						return true
+					}
+				}
+				return false
+			}},
 	}
 	record := os.Getenv("RUNLORE_CLUSTER_RECORD")
 	for i, name := range faults {
 		fault := cases[name]
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			changed := time.Now()
 			var pod *corev1.Pod
 			g.Eventually(func(g Gomega) {
 				pod = brokenPod(g, admin, fault)
 			}, 4*time.Minute, time.Second).Should(Succeed())
-			t.Logf("%s: the kubelet reported the fault %s after the change", name, time.Since(changed).Round(time.Second))
+			t.Logf("%s: the cluster reported the fault %s after the change", name, time.Since(changed).Round(time.Second))
 			if record != "" {
 				recordNamespace(t, admin, fault.namespace, filepath.Join(record, name+"-at-onset.yaml"))
 			}
 
-			a := alert{labels: map[string]string{"alertname": fault.alert, "namespace": fault.namespace, "pod": pod.Name,
-				"container": "app", "severity": "critical"}, summary: fmt.Sprintf("%s/%s is failing", fault.namespace, pod.Name),
+			labels := map[string]string{"alertname": fault.alert, "namespace": fault.namespace, "pod": pod.Name,
+				"container": "app", "severity": "critical"}
+			if fault.deployment {
+				labels = map[string]string{"alertname": fault.alert, "namespace": fault.namespace, "deployment": "web", "severity": "warning"}
+			}
+			a := alert{labels: labels, summary: fmt.Sprintf("%s/web is failing", fault.namespace),
 				fingerprint: fmt.Sprintf("%08x%08x", i+1, changed.Unix()&0xffffffff), startsAt: time.Now().UTC()}
 			code, err := op.post(receiverToken, "firing", a)
 			g.Expect(err).NotTo(HaveOccurred())
