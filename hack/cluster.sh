@@ -80,8 +80,8 @@ stop() { # NAME
 
 # wait_for DESCRIPTION SECONDS COMMAND...: polls until COMMAND succeeds.
 wait_for() {
-	local what="$1" secs="$2" i; shift 2
-	for ((i = 0; i < secs * 4; i++)); do
+	local what="$1" end=$((SECONDS + $2)); shift 2
+	while ((SECONDS < end)); do
 		if "$@" >/dev/null 2>&1; then return 0; fi
 		sleep 0.25
 	done
@@ -340,7 +340,7 @@ need_packages() {
 }
 
 ctr_() { ctr --address "${state}/containerd/containerd.sock" -n k8s.io "$@"; }
-kubectl_() { "${bin}/kubectl" --kubeconfig "${state}/admin.kubeconfig" "$@"; }
+kubectl_() { "${bin}/kubectl" --kubeconfig "${state}/admin.kubeconfig" --request-timeout 10s "$@"; }
 
 up() {
 	[[ ! -e "${state}" ]] || die "${state} exists: a cluster is up, or was not taken down (run: $0 down)"
