@@ -52,6 +52,11 @@ test: ## Run unit, envtest and chart suites with the race detector.
 	@assets="$$(hack/control-plane.sh)" && helm="$$(hack/helm.sh)" && \
 	KUBEBUILDER_ASSETS="$$assets" RUNLORE_HELM="$$helm" $(GO) test $(TEST_FLAGS) $(PKGS)
 
+.PHONY: e2e-cluster
+e2e-cluster: ## Bring up a real one-node cluster (hack/cluster.sh), run real faults through RunLore, take it down.
+	@hack/control-plane.sh --node >/dev/null && helm="$$(hack/helm.sh)" && \
+	RUNLORE_HELM="$$helm" $(GO) test -tags cluster -count=1 -timeout 40m -run '^TestRealCluster$$' -v ./test/e2e/
+
 .PHONY: bench
 bench: ## Run the benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -172,11 +172,22 @@ func startClusterWith(t *testing.T, values map[string]any, withWebhook bool, nam
 	cfg, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = env.Stop() })
+	c := installChart(t, cfg, objs, namespaces...)
+	c.env = env
+	return c
+}
+
+// installChart creates the namespaces and applies the chart's
+// ServiceAccount and RBAC (its CRDs already installed) to the API server
+// at cfg.
+func installChart(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured, namespaces ...string) *cluster {
+	t.Helper()
+	g := NewWithT(t)
 	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	cs, err := kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	c := &cluster{env: env, cfg: cfg, admin: admin, clientset: cs, dir: t.TempDir(), rendered: objs}
+	c := &cluster{cfg: cfg, admin: admin, clientset: cs, dir: t.TempDir(), rendered: objs}
 	ctx := context.Background()
 	for _, ns := range append([]string{operatorNamespace}, namespaces...) {
 		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
