@@ -221,3 +221,29 @@ func BenchmarkRedactToolOutput(b *testing.B) {
 		_, _ = Redactor{}.Redact(in)
 	}
 }
+
+func TestPairsMasksByNameAndShape(t *testing.T) {
+	m := map[string]string{
+		"password":    "hunter2-correct-horse",
+		"description": "login with Authorization: Bearer abcdef123456 failed",
+		"db":          "postgres://app:s3cretpass@db:5432/x",
+		"summary":     "checkout is slow",
+		"token_ttl":   "3600",
+		"empty":       "",
+	}
+	if n := Pairs(m); n != 3 {
+		t.Fatalf("masked %d values, want 3: %v", n, m)
+	}
+	for k, v := range map[string]string{"password": Mask, "summary": "checkout is slow", "token_ttl": "3600", "empty": ""} {
+		if m[k] != v {
+			t.Errorf("%s = %q, want %q", k, m[k], v)
+		}
+	}
+	for _, secret := range []string{"hunter2", "abcdef123456", "s3cretpass"} {
+		for k, v := range m {
+			if strings.Contains(v, secret) {
+				t.Errorf("%s still holds %q: %q", k, secret, v)
+			}
+		}
+	}
+}
