@@ -74,6 +74,12 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 		}
 		create, status, hasStatus := sanitize(obj)
 		repointOwners(create, uids)
+		terminating := obj.GetDeletionTimestamp() != nil
+		if terminating {
+			// A finalizer holds the object between the delete below and
+			// the harness's reset, as the kubelet or a controller would.
+			create.SetFinalizers(append(create.GetFinalizers(), terminatingFinalizer))
+		}
 		var written *unstructured.Unstructured
 		if create.GetKind() == "Namespace" && create.GroupVersionKind().Group == "" {
 			if written, err = createOrMergeNamespace(ctx, c, create); err != nil {
@@ -98,6 +104,11 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 				case err != nil:
 					return out, fmt.Errorf("write status of %s: %w", ref, err)
 				}
+			}
+		}
+		if terminating {
+			if written, err = markTerminating(ctx, c, written, obj.GetDeletionGracePeriodSeconds()); err != nil {
+				return out, fmt.Errorf("mark %s terminating: %w", ref, err)
 			}
 		}
 		uids[keyOf(written.GroupVersionKind().GroupKind(), written.GetNamespace(), written.GetName())] = written.GetUID()
@@ -151,6 +162,18 @@ func sanitize(obj *unstructured.Unstructured) (*unstructured.Unstructured, any, 
 		}
 		// Ephemeral containers are added through their own subresource.
 		unstructured.RemoveNestedField(o.Object, "spec", "ephemeralContainers")
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		// kubectl records the selector and template labels the API server
+		// generated from the Job's uid; the server generates them again
+		// for the uid it allocates, and refuses a recorded one.
+		if manual, _, _ := unstructured.NestedBool(o.Object, "spec", "manualSelector"); !manual {
+			unstructured.RemoveNestedField(o.Object, "spec", "selector")
+			unstructured.RemoveNestedField(o.Object, "spec", "manualSelector")
+			for _, k := range uidLabels {
+				unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "labels", k)
+				unstructured.RemoveNestedField(o.Object, "metadata", "labels", k)
+			}
+		}
 	case schema.GroupKind{Kind: "PersistentVolume"}:
 		unstructured.RemoveNestedField(o.Object, "spec", "claimRef", "uid")
 		unstructured.RemoveNestedField(o.Object, "spec", "claimRef", "resourceVersion")
@@ -159,6 +182,29 @@ func sanitize(obj *unstructured.Unstructured) (*unstructured.Unstructured, any, 
 		hasStatus = false
 	}
 	return o, status, hasStatus
+}
+
+// terminatingFinalizer keeps a recorded terminating object terminating.
+const terminatingFinalizer = "eval.runlore.io/recorded-terminating"
+
+// markTerminating deletes a just-created object that was recorded with a
+// deletionTimestamp, so the API server holds it as terminating (its own
+// deletionTimestamp, at load time) until the harness resets; a pod keeps
+// its recorded grace period.
+func markTerminating(ctx context.Context, c client.Client, o *unstructured.Unstructured, grace *int64) (*unstructured.Unstructured, error) {
+	var opts []client.DeleteOption
+	if grace != nil {
+		opts = append(opts, client.GracePeriodSeconds(*grace))
+	}
+	if err := c.Delete(ctx, o, opts...); err != nil {
+		return nil, err
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(o.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(o), got); err != nil {
+		return nil, err
+	}
+	return got, nil
 }
 
 func deepCopyMap(m map[string]any) map[string]any {
