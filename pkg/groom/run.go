@@ -184,7 +184,7 @@ func Load(ctx context.Context, rd client.Reader, kc *runlorev1.KnowledgeCatalog,
 	if err := rd.List(ctx, &recs, scope...); err != nil {
 		return in, fmt.Errorf("outcome records: %w", err)
 	}
-	if kuberead.Truncated(&recs) {
+	if kuberead.Truncated(&recs, maxListItems) {
 		return in, fmt.Errorf("outcome records: more than %d; the sweep would judge on a partial ledger", maxListItems)
 	}
 	var incs runlorev1.IncidentList

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"reflect"
 	"strings"
 	"time"
@@ -106,9 +107,22 @@ func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...clien
 	})
 }
 
-// Truncated reports whether a list read by a Reader stopped at its limit.
-func Truncated(list client.ObjectList) bool {
-	return list.GetContinue() != ""
+// cacheContinue is the continue token controller-runtime's cache reader
+// sets on every list it answers, truncated or not.
+const cacheContinue = "continue-not-supported"
+
+// Truncated reports whether a list read with the given limit stopped at
+// it: the API server's continue token says so; the cache reader's token
+// says nothing, and a list from the cache is truncated only when it holds
+// limit items.
+func Truncated(list client.ObjectList, limit int64) bool {
+	switch c := list.GetContinue(); c {
+	case "":
+		return false
+	case cacheContinue:
+		return limit > 0 && int64(apimeta.LenList(list)) >= limit
+	}
+	return true
 }
 
 func (r *Reader) timeout() time.Duration {

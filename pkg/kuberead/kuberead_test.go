@@ -168,8 +168,21 @@ func TestReadsCopyBackAndListsAreBounded(t *testing.T) {
 	if err := r.List(context.Background(), &pods, client.InNamespace("ns")); err != nil {
 		t.Fatal(err)
 	}
-	if a.limit != 7 || len(pods.Items) != 1 || !Truncated(&pods) {
-		t.Fatalf("limit %d, items %d, truncated %v", a.limit, len(pods.Items), Truncated(&pods))
+	if a.limit != 7 || len(pods.Items) != 1 || !Truncated(&pods, 7) {
+		t.Fatalf("limit %d, items %d, truncated %v", a.limit, len(pods.Items), Truncated(&pods, 7))
+	}
+	// controller-runtime's cache reader sets the same token on every list.
+	pods.Continue = "continue-not-supported"
+	if Truncated(&pods, 7) {
+		t.Fatal("a cached list below its limit is not truncated")
+	}
+	var empty corev1.PodList
+	empty.Continue = "continue-not-supported"
+	if Truncated(&empty, 200) {
+		t.Fatal("an empty cached list is not truncated")
+	}
+	if !Truncated(&pods, 1) {
+		t.Fatal("a cached list at its limit may be truncated")
 	}
 	if err := r.List(context.Background(), &pods, client.Limit(3)); err != nil || a.limit != 3 {
 		t.Fatalf("a caller's own limit must be kept: %d %v", a.limit, err)

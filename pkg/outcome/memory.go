@@ -84,7 +84,7 @@ func ReadMemory(ctx context.Context, r client.Reader, q MemoryQuery) *incident.M
 		if err != nil {
 			m.Unavailable = append(m.Unavailable, unavailable("incident history", err))
 		} else {
-			if kuberead.Truncated(&list) {
+			if kuberead.Truncated(&list, MemoryListLimit) {
 				m.Unavailable = append(m.Unavailable, fmt.Sprintf("incident history: more than %d episodes; only the first %d listed were read", MemoryListLimit, MemoryListLimit))
 			}
 			var recs []*runlorev1.OutcomeRecord
