@@ -106,6 +106,11 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 				}
 			}
 		}
+		if writeTimesRecorded(obj) {
+			if written, err = restoreWriteTimes(ctx, c, written, obj.GetManagedFields()); err != nil {
+				return out, fmt.Errorf("write the recorded managedFields of %s: %w", ref, err)
+			}
+		}
 		if terminating {
 			if written, err = markTerminating(ctx, c, written, obj.GetDeletionGracePeriodSeconds()); err != nil {
 				return out, fmt.Errorf("mark %s terminating: %w", ref, err)
@@ -130,10 +135,11 @@ func sanitize(obj *unstructured.Unstructured) (*unstructured.Unstructured, any, 
 	o := obj.DeepCopy()
 	status, hasStatus := o.Object["status"]
 	delete(o.Object, "status")
-	for _, f := range []string{"uid", "resourceVersion", "generation", "managedFields", "selfLink",
+	for _, f := range []string{"uid", "resourceVersion", "generation", "selfLink",
 		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers"} {
 		unstructured.RemoveNestedField(o.Object, "metadata", f)
 	}
+	unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
 	gk := o.GroupVersionKind().GroupKind()
 	switch gk {
 	case schema.GroupKind{Kind: "Service"}:
@@ -205,6 +211,36 @@ func markTerminating(ctx context.Context, c client.Client, o *unstructured.Unstr
 		return nil, err
 	}
 	return got, nil
+}
+
+// writeTimesRecorded reports whether the object carries managedFields as
+// kubectl --show-managed-fields records them (each entry with its time and
+// fields): they are restored after create, because they say when each
+// writer last changed the object (an operator rotating a Secret), which
+// nothing else records.
+func writeTimesRecorded(o *unstructured.Unstructured) bool {
+	entries, ok, _ := unstructured.NestedSlice(o.Object, "metadata", "managedFields")
+	if !ok || len(entries) == 0 {
+		return false
+	}
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		if m["time"] == nil || m["fieldsType"] != "FieldsV1" || m["fieldsV1"] == nil || m["manager"] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreWriteTimes writes the recorded managedFields over the ones the
+// create left: the API server takes managedFields an update sets
+// explicitly as the new record.
+func restoreWriteTimes(ctx context.Context, c client.Client, o *unstructured.Unstructured, recorded []metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
+	o.SetManagedFields(recorded)
+	if err := c.Update(ctx, o); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 func deepCopyMap(m map[string]any) map[string]any {

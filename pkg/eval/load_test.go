@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -317,6 +318,30 @@ func TestLoadRecordedState(t *testing.T) {
 		var pods corev1.PodList
 		g.Expect(c.List(ctx, &pods, client.InNamespace("ops"), client.MatchingLabelsSelector{Selector: sel})).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(1))
+	})
+
+	t.Run("managedFields recorded with their times keep them", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		secret := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+			"metadata": map[string]any{"name": "db", "namespace": "orders",
+				"managedFields": []any{map[string]any{"apiVersion": "v1", "fieldsType": "FieldsV1",
+					"fieldsV1": map[string]any{"f:data": map[string]any{".": map[string]any{}, "f:password": map[string]any{}}},
+					"manager":  "external-secrets", "operation": "Update", "time": "2026-12-18T10:02:11Z"}}},
+			"data": map[string]any{"password": "cm90YXRlZA=="},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{secret})
+		g.Expect(err).NotTo(HaveOccurred())
+		var got corev1.Secret
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "orders", Name: "db"}, &got)).To(Succeed())
+		var writes []string
+		for _, mf := range got.ManagedFields {
+			if mf.Time != nil {
+				writes = append(writes, mf.Manager+" "+mf.Time.UTC().Format(time.RFC3339))
+			}
+		}
+		g.Expect(writes).To(ContainElement("external-secrets 2026-12-18T10:02:11Z"))
 	})
 
 	t.Run("a pod recorded terminating is terminating once loaded", func(t *testing.T) {
