@@ -74,6 +74,12 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 		}
 		create, status, hasStatus := sanitize(obj)
 		repointOwners(create, uids)
+		terminating := obj.GetDeletionTimestamp() != nil
+		if terminating {
+			// A finalizer holds the object between the delete below and
+			// the harness's reset, as the kubelet or a controller would.
+			create.SetFinalizers(append(create.GetFinalizers(), terminatingFinalizer))
+		}
 		var written *unstructured.Unstructured
 		if create.GetKind() == "Namespace" && create.GroupVersionKind().Group == "" {
 			if written, err = createOrMergeNamespace(ctx, c, create); err != nil {
@@ -100,6 +106,16 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 				}
 			}
 		}
+		if writeTimesRecorded(obj) {
+			if written, err = restoreWriteTimes(ctx, c, written, obj.GetManagedFields()); err != nil {
+				return out, fmt.Errorf("write the recorded managedFields of %s: %w", ref, err)
+			}
+		}
+		if terminating {
+			if written, err = markTerminating(ctx, c, written, obj.GetDeletionGracePeriodSeconds()); err != nil {
+				return out, fmt.Errorf("mark %s terminating: %w", ref, err)
+			}
+		}
 		uids[keyOf(written.GroupVersionKind().GroupKind(), written.GetNamespace(), written.GetName())] = written.GetUID()
 		out.Objects = append(out.Objects, written)
 	}
@@ -119,10 +135,11 @@ func sanitize(obj *unstructured.Unstructured) (*unstructured.Unstructured, any, 
 	o := obj.DeepCopy()
 	status, hasStatus := o.Object["status"]
 	delete(o.Object, "status")
-	for _, f := range []string{"uid", "resourceVersion", "generation", "managedFields", "selfLink",
+	for _, f := range []string{"uid", "resourceVersion", "generation", "selfLink",
 		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers"} {
 		unstructured.RemoveNestedField(o.Object, "metadata", f)
 	}
+	unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
 	gk := o.GroupVersionKind().GroupKind()
 	switch gk {
 	case schema.GroupKind{Kind: "Service"}:
@@ -151,6 +168,18 @@ func sanitize(obj *unstructured.Unstructured) (*unstructured.Unstructured, any, 
 		}
 		// Ephemeral containers are added through their own subresource.
 		unstructured.RemoveNestedField(o.Object, "spec", "ephemeralContainers")
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		// kubectl records the selector and template labels the API server
+		// generated from the Job's uid; the server generates them again
+		// for the uid it allocates, and refuses a recorded one.
+		if manual, _, _ := unstructured.NestedBool(o.Object, "spec", "manualSelector"); !manual {
+			unstructured.RemoveNestedField(o.Object, "spec", "selector")
+			unstructured.RemoveNestedField(o.Object, "spec", "manualSelector")
+			for _, k := range uidLabels {
+				unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "labels", k)
+				unstructured.RemoveNestedField(o.Object, "metadata", "labels", k)
+			}
+		}
 	case schema.GroupKind{Kind: "PersistentVolume"}:
 		unstructured.RemoveNestedField(o.Object, "spec", "claimRef", "uid")
 		unstructured.RemoveNestedField(o.Object, "spec", "claimRef", "resourceVersion")
@@ -159,6 +188,59 @@ func sanitize(obj *unstructured.Unstructured) (*unstructured.Unstructured, any, 
 		hasStatus = false
 	}
 	return o, status, hasStatus
+}
+
+// terminatingFinalizer keeps a recorded terminating object terminating.
+const terminatingFinalizer = "eval.runlore.io/recorded-terminating"
+
+// markTerminating deletes a just-created object that was recorded with a
+// deletionTimestamp, so the API server holds it as terminating (its own
+// deletionTimestamp, at load time) until the harness resets; a pod keeps
+// its recorded grace period.
+func markTerminating(ctx context.Context, c client.Client, o *unstructured.Unstructured, grace *int64) (*unstructured.Unstructured, error) {
+	var opts []client.DeleteOption
+	if grace != nil {
+		opts = append(opts, client.GracePeriodSeconds(*grace))
+	}
+	if err := c.Delete(ctx, o, opts...); err != nil {
+		return nil, err
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(o.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(o), got); err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// writeTimesRecorded reports whether the object carries managedFields as
+// kubectl --show-managed-fields records them (each entry with its time and
+// fields): they are restored after create, because they say when each
+// writer last changed the object (an operator rotating a Secret), which
+// nothing else records.
+func writeTimesRecorded(o *unstructured.Unstructured) bool {
+	entries, ok, _ := unstructured.NestedSlice(o.Object, "metadata", "managedFields")
+	if !ok || len(entries) == 0 {
+		return false
+	}
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		if m["time"] == nil || m["fieldsType"] != "FieldsV1" || m["fieldsV1"] == nil || m["manager"] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreWriteTimes writes the recorded managedFields over the ones the
+// create left: the API server takes managedFields an update sets
+// explicitly as the new record.
+func restoreWriteTimes(ctx context.Context, c client.Client, o *unstructured.Unstructured, recorded []metav1.ManagedFieldsEntry) (*unstructured.Unstructured, error) {
+	o.SetManagedFields(recorded)
+	if err := c.Update(ctx, o); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 func deepCopyMap(m map[string]any) map[string]any {

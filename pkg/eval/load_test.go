@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -282,6 +283,84 @@ func TestLoadRecordedState(t *testing.T) {
 		g.Expect(c.List(ctx, &pods, client.InNamespace("ops"), client.MatchingLabelsSelector{Selector: sel})).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(1), "the pod's uid labels follow the Job's new uid")
 		g.Expect(pods.Items[0].OwnerReferences[0].UID).To(Equal(j.UID))
+	})
+
+	t.Run("a Job as kubectl records it loads with its generated selector and template labels", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		const recorded = "3e5c7a91-2b4d-4f6e-8a1c-9d0b2e4f6a8c"
+		uidLabels := map[string]any{"batch.kubernetes.io/controller-uid": recorded, "batch.kubernetes.io/job-name": "export-1",
+			"controller-uid": recorded, "job-name": "export-1"}
+		job := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "export-1", "namespace": "ops", "uid": recorded, "labels": uidLabels},
+			"spec": map[string]any{
+				"manualSelector": false,
+				"selector":       map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": recorded}},
+				"template": map[string]any{
+					"metadata": map[string]any{"labels": uidLabels},
+					"spec": map[string]any{"restartPolicy": "Never",
+						"containers": []any{map[string]any{"name": "export", "image": "export:1"}}}}},
+		}}
+		pod := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "export-1-b9k2d", "namespace": "ops", "labels": uidLabels,
+				"ownerReferences": []any{map[string]any{"apiVersion": "batch/v1", "kind": "Job", "name": "export-1", "uid": recorded, "controller": true}}},
+			"spec": map[string]any{"restartPolicy": "Never", "containers": []any{map[string]any{"name": "export", "image": "export:1"}}},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{job, pod})
+		g.Expect(err).NotTo(HaveOccurred())
+		var j batchv1.Job
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ops", Name: "export-1"}, &j)).To(Succeed())
+		g.Expect(j.Spec.Template.Labels).To(HaveKeyWithValue("batch.kubernetes.io/controller-uid", string(j.UID)))
+		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+		g.Expect(err).NotTo(HaveOccurred())
+		var pods corev1.PodList
+		g.Expect(c.List(ctx, &pods, client.InNamespace("ops"), client.MatchingLabelsSelector{Selector: sel})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1))
+	})
+
+	t.Run("managedFields recorded with their times keep them", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		secret := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+			"metadata": map[string]any{"name": "db", "namespace": "orders",
+				"managedFields": []any{map[string]any{"apiVersion": "v1", "fieldsType": "FieldsV1",
+					"fieldsV1": map[string]any{"f:data": map[string]any{".": map[string]any{}, "f:password": map[string]any{}}},
+					"manager":  "external-secrets", "operation": "Update", "time": "2026-12-18T10:02:11Z"}}},
+			"data": map[string]any{"password": "cm90YXRlZA=="},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{secret})
+		g.Expect(err).NotTo(HaveOccurred())
+		var got corev1.Secret
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "orders", Name: "db"}, &got)).To(Succeed())
+		var writes []string
+		for _, mf := range got.ManagedFields {
+			if mf.Time != nil {
+				writes = append(writes, mf.Manager+" "+mf.Time.UTC().Format(time.RFC3339))
+			}
+		}
+		g.Expect(writes).To(ContainElement("external-secrets 2026-12-18T10:02:11Z"))
+	})
+
+	t.Run("a pod recorded terminating is terminating once loaded", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		pod := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "redis-master-0", "namespace": "cache",
+				"deletionTimestamp": "2026-12-14T09:04:19Z", "deletionGracePeriodSeconds": int64(30)},
+			"spec":   map[string]any{"nodeName": "node-a", "containers": []any{map[string]any{"name": "redis", "image": "redis:7"}}},
+			"status": map[string]any{"phase": "Running"},
+		}}
+		loaded, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{pod})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(loaded.Objects[0].GetDeletionTimestamp()).NotTo(BeNil())
+		var p corev1.Pod
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "cache", Name: "redis-master-0"}, &p)).To(Succeed())
+		g.Expect(p.DeletionTimestamp).NotTo(BeNil(), "the pod stays terminating until the harness resets")
+		g.Expect(string(p.Status.Phase)).To(Equal("Running"))
 	})
 
 	t.Run("a kind recorded both namespaced and cluster-scoped is refused by name", func(t *testing.T) {

@@ -135,7 +135,7 @@ func aspects(diff string) []string {
 				// A changed line's meaning is in its parent keys: an edited
 				// initialDelaySeconds is a probe change because it sits
 				// under livenessProbe, shown only as context.
-				for _, k := range parentKeys(hunk, line[1:]) {
+				for _, k := range incident.ParentKeys(hunk, line[1:]) {
 					changed.WriteString(strings.ToLower(k))
 					changed.WriteByte('\n')
 				}
@@ -155,40 +155,6 @@ func aspects(diff string) []string {
 		}
 	}
 	return out
-}
-
-// parentKeys are the YAML keys enclosing line among the hunk's earlier
-// lines: each earlier line indented less than the last one found, keys
-// only (a value says nothing about what the line configures).
-func parentKeys(hunk []string, line string) []string {
-	indent := indentOf(line)
-	var out []string
-	for i := len(hunk) - 1; i >= 0 && indent > 0; i-- {
-		l := hunk[i]
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		in := indentOf(l)
-		if in >= indent {
-			continue
-		}
-		indent = in
-		key, _, ok := strings.Cut(strings.TrimLeft(strings.TrimSpace(l), "- "), ":")
-		if ok && !strings.ContainsAny(key, " \"'") {
-			out = append(out, key+":")
-		}
-	}
-	return out
-}
-
-// indentOf counts a YAML line's indentation, a list item's dash included
-// (its keys sit at the dash's column plus two).
-func indentOf(l string) int {
-	n := len(l) - len(strings.TrimLeft(l, " "))
-	if strings.HasPrefix(l[n:], "- ") {
-		n += 2
-	}
-	return n
 }
 
 // ConvertChanges is the conversion the pipeline applies to a what-changed

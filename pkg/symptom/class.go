@@ -34,6 +34,7 @@ const (
 	LivenessKill    Class = "liveness-kill"    // the kubelet kills a container after failed liveness probes
 	Scheduling      Class = "scheduling"       // a pod cannot be placed on a node
 	Eviction        Class = "eviction"         // a pod evicted or preempted
+	Disruption      Class = "disruption"       // voluntary evictions (drains, node replacement) refused by a PodDisruptionBudget
 	Volume          Class = "volume"           // a claim unbound, a volume that cannot be provisioned, attached or mounted
 	VolumeFull      Class = "volume-full"      // a filesystem or volume filling up
 	Quota           Class = "quota"            // creation refused by a ResourceQuota, LimitRange or a cloud quota

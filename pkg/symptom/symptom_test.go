@@ -121,6 +121,8 @@ func TestOfEvent(t *testing.T) {
 		{"ProvisioningFailed", "storageclass.storage.k8s.io \"fast\" not found", Volume},
 		{"FailedCreatePodSandBox", "Failed to create pod sandbox: plugin type=\"cilium-cni\" failed: unable to allocate IP", Sandbox},
 		{"Evicted", "The node was low on resource: memory.", Eviction},
+		{"DisruptionBlocked", "Pdb prevents pod evictions (PodDisruptionBudget=[search/gateway])", Disruption},
+		{"Normal", "Cannot evict pod as it would violate the pod's disruption budget.", Disruption},
 		{"ReconciliationFailed", "Deployment/payments/api dry-run failed", GitOps},
 	}
 	for _, c := range cases {

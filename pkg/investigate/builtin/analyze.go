@@ -31,6 +31,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/symptom"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -43,33 +44,20 @@ const MaxConfidence = 0.8
 // (timingFactor), and less again when the workload ran healthily on it.
 const DefaultWindow = 6 * time.Hour
 
-// Symptom is one kind of trouble the tools can show.
-type Symptom string
-
-// The symptoms the rules know, named by the condition word a finding uses.
-const (
-	OOMKilled                  Symptom = "OOMKilled"
-	ImagePullBackOff           Symptom = "ImagePullBackOff"
-	CrashLoopBackOff           Symptom = "CrashLoopBackOff"
-	CreateContainerConfigError Symptom = "CreateContainerConfigError"
-	ProbeFailure               Symptom = "ProbeFailure"
-	Unschedulable              Symptom = "Unschedulable"
-	QuotaExceeded              Symptom = "FailedCreate"
-	NodePressure               Symptom = "NodePressure"
-	NodeNotReady               Symptom = "NodeNotReady"
-	Evicted                    Symptom = "Evicted"
-	PVCPending                 Symptom = "ProvisioningFailed"
-	CertificateExpired         Symptom = "CertificateExpired"
-)
-
 // finding is one observed symptom with its quoted evidence.
 type finding struct {
-	symptom  Symptom
+	class    symptom.Class
 	word     string   // condition word for entities
 	evidence []string // quoted tool lines
 	entities []string // objects it concerns (pods left out: they churn)
 	affected int      // pods showing it
 	detail   string   // a phrase for the summary
+	// state, when set, says what the subject does in a finding's sentence
+	// instead of the condition word's phrase.
+	state string
+	// text is what the cluster said of it (a message, a reason), read
+	// against the field table's evidence patterns.
+	text string
 	// aspects are the change aspects that can cause it, with their strength.
 	aspects map[string]float64
 	// alone is the strength of the no-change explanation.
@@ -110,10 +98,11 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	relevant, ruledOut := classifyChanges(req, obs, window, onset)
 	out.RuledOut = append(out.RuledOut, ruledOut...)
 
-	explained := map[Symptom]bool{}
+	explained := map[symptom.Class]bool{}
 	var changeHyps []hypothesis
 	for _, ch := range relevant {
-		best, bestStrength := (*finding)(nil), 0.0
+		best, bestStrength, bestWhat := (*finding)(nil), 0.0, ""
+		fields := incident.ChangedFields(ch.change.Diff)
 		for i := range symptoms {
 			s := &symptoms[i]
 			strength := s.aspects["any"]
@@ -123,18 +112,28 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			if len(ch.change.Aspects) == 0 && len(s.aspects) > 0 {
 				// What the change altered is unknown: a weak link, unless
 				// the failing pods rolled out of it.
-				weak := 0.45
+				weak := weightUnknownChange
 				if ch.rollout {
-					weak = 0.72
+					weak = weightUnknownRollout
 				}
 				strength = math.Max(strength, weak)
 			}
 			if ch.change.HasAspect("created") && len(s.aspects) > 0 {
 				// The change created what now fails.
-				strength = math.Max(strength, 0.5)
+				strength = math.Max(strength, weightCreated)
+			}
+			// Field-level causality: a change is blamed for the field whose
+			// effect the evidence shows; one whose fields can produce none
+			// of what is seen is a weak lead however recent.
+			what := ""
+			if fs, row, ok := fieldFor(fields, s.class, s.text); ok {
+				strength = math.Max(strength, weightFieldShown)
+				what = fieldPhrase(fs, row)
+			} else if tabled(fields) {
+				strength = math.Min(strength, weightFieldUnrelated)
 			}
 			if strength > bestStrength {
-				best, bestStrength = s, strength
+				best, bestStrength, bestWhat = s, strength, what
 			}
 		}
 		if best == nil {
@@ -150,7 +149,13 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		h := hypothesis{
 			change:     ch.change,
 			confidence: cap(bestStrength * agreement * ch.directness),
-			summary:    changeSentence(subject, best.word, *ch.change, req.Workload),
+			summary:    changeSentence(subject, best.word, *ch.change, req.Workload, bestWhat),
+		}
+		if best.state != "" {
+			h.summary = strings.Replace(h.summary, statePhrase(best.word), best.state, 1)
+		}
+		if own := ownWords(*best); own != "" {
+			h.summary += "; " + own
 		}
 		h.evidence = append(h.evidence, changeEvidence(*ch.change, ch.via))
 		h.evidence = append(h.evidence, best.evidence...)
@@ -168,7 +173,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		changeHyps = append(changeHyps, h)
 		if h.confidence >= 0.5 {
 			// A weak link leaves the no-change reading standing beside it.
-			explained[best.symptom] = true
+			explained[best.class] = true
 		}
 	}
 	// The change right before onset explains it; an earlier one that the
@@ -183,7 +188,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	}
 	hyps = append(hyps, changeHyps...)
 	for _, s := range symptoms {
-		if explained[s.symptom] || s.alone == 0 {
+		if explained[s.class] || s.alone == 0 {
 			continue
 		}
 		hyps = append(hyps, hypothesis{
@@ -253,8 +258,19 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 // successful run: a CronJob shows a change only when it next runs, so the
 // change that broke tonight's run may be many hours older than the failure.
 func scheduledWindow(g *graph.Graph, onset time.Time, window time.Duration) time.Duration {
+	if t, ok := lastSuccess(g, onset); ok {
+		if gap := onset.Sub(t) + time.Minute; gap > window && gap <= 7*24*time.Hour {
+			return gap
+		}
+	}
+	return window
+}
+
+// lastSuccess is when the subject's scheduled work last ran successfully
+// before onset (a CronJob's lastSuccessfulTime).
+func lastSuccess(g *graph.Graph, onset time.Time) (time.Time, bool) {
 	if g == nil || g.SubjectNode() == nil {
-		return window
+		return time.Time{}, false
 	}
 	s := g.SubjectNode()
 	for _, n := range []*graph.Node{s, workloadOf(g, s)} {
@@ -262,14 +278,11 @@ func scheduledWindow(g *graph.Graph, onset time.Time, window time.Duration) time
 			continue
 		}
 		t, err := time.Parse(time.RFC3339, n.Fact("lastSuccessfulTime"))
-		if err != nil || !t.Before(onset) {
-			continue
-		}
-		if gap := onset.Sub(t) + time.Minute; gap > window && gap <= 7*24*time.Hour {
-			return gap
+		if err == nil && t.Before(onset) {
+			return t, true
 		}
 	}
-	return window
+	return time.Time{}, false
 }
 
 type candidate struct {
@@ -371,7 +384,14 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 		case onset.Sub(ch.At) > window:
 			ruled = append(ruled, fmt.Sprintf("%s changed at %s, more than %s before onset", ch.Ref(), when, window))
 		default:
-			timing := timingFactor(onset.Sub(ch.At))
+			gap := onset.Sub(ch.At)
+			if t, ok := lastSuccess(obs.Graph, onset); ok && ch.At.After(t) {
+				// Scheduled work shows a change only when it next runs: a
+				// change after its last successful run is as recent as the
+				// run that failed.
+				gap = 0
+			}
+			timing := timingFactor(gap)
 			keep = append(keep, candidate{change: ch, timing: timing, directness: directness, via: via, rollout: rollout})
 		}
 	}
@@ -461,7 +481,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 	var out []finding
 	add := func(f finding) {
 		for i := range out {
-			if out[i].symptom == f.symptom {
+			if out[i].class == f.class {
 				out[i].affected += f.affected
 				out[i].evidence = appendUnique(out[i].evidence, f.evidence...)
 				out[i].entities = appendUnique(out[i].entities, f.entities...)
@@ -488,7 +508,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 						}
 					}
 				}
-				add(finding{symptom: OOMKilled, word: "OOMKilled", affected: 1, entities: wl,
+				add(finding{class: symptom.OOM, word: "OOMKilled", affected: 1, entities: wl, text: "OOMKilled",
 					evidence:     quote("pod_status", podText, p.Ref(), "OOMKilled"),
 					detail:       "container " + c.Name + " was OOMKilled" + limit,
 					aspects:      map[string]float64{"resources": 0.9, "image": 0.55, "env": 0.5, "config": 0.5, "chart": 0.6},
@@ -496,7 +516,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
 			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
 				why, alone, ev := pullCause(obs, p)
-				f := finding{symptom: ImagePullBackOff, word: c.Reason, affected: 1, entities: wl,
+				f := finding{class: symptom.ImagePull, word: c.Reason, affected: 1, entities: wl, text: c.Reason + " " + c.Message,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       fmt.Sprintf("pods cannot pull image %s (%s)", c.Image, c.Reason),
 					aspects:      map[string]float64{"image": 0.9, "chart": 0.7, "secret": 0.6},
@@ -505,14 +525,14 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				f.evidence = appendUnique(f.evidence, ev...)
 				add(f)
 			case c.Reason == "CreateContainerConfigError":
-				add(finding{symptom: CreateContainerConfigError, word: "CreateContainerConfigError", affected: 1, entities: wl,
+				add(finding{class: symptom.ContainerConfig, word: "CreateContainerConfigError", affected: 1, entities: wl, text: c.Message,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       "containers cannot start: " + c.Message,
 					aspects:      map[string]float64{"config": 0.9, "env": 0.9, "secret": 0.9, "chart": 0.6},
 					alone:        0.6,
 					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
 			case c.Reason == "CrashLoopBackOff":
-				add(finding{symptom: CrashLoopBackOff, word: "CrashLoopBackOff", affected: 1, entities: wl,
+				add(finding{class: symptom.CrashLoop, word: "CrashLoopBackOff", affected: 1, entities: wl, text: lastWordsOf(c),
 					evidence: quote("pod_status", podText, p.Ref(), "CrashLoopBackOff"),
 					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, c.LastExitCode),
 					aspects:  map[string]float64{"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5, "command": 0.85},
@@ -522,18 +542,22 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 			}
 		}
 		if p.Reason == "Evicted" {
-			add(finding{symptom: Evicted, word: "Evicted", affected: 1, entities: wl,
+			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl,
 				evidence: quote("pod_status", podText, p.Ref(), "Evicted"),
 				detail:   "pods were evicted: " + p.Message})
 		}
 		for _, c := range p.Conditions {
 			if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" {
-				f := finding{symptom: Unschedulable, word: "Unschedulable", affected: 1, entities: wl,
+				f := finding{class: symptom.Scheduling, word: "Unschedulable", affected: 1, entities: wl, text: c.Message,
 					evidence:     quote("pod_status", podText, "Unschedulable"),
 					detail:       "pods cannot be scheduled: " + c.Message,
 					aspects:      map[string]float64{"resources": 0.85, "replicas": 0.6, "scheduling": 0.85, "chart": 0.5},
 					alone:        0.55,
 					aloneSummary: fmt.Sprintf("%s has pods that cannot be scheduled: %s", nameOr(workload, p.Ref()), c.Message)}
+				if scheduledEvent(obs.Events, p.Namespace, p.Name) {
+					// The scheduler's Event is the failing object's own word.
+					f.entities = appendUnique(append([]string(nil), f.entities...), "FailedScheduling")
+				}
 				if m := insufficient.FindStringSubmatch(c.Message); m != nil {
 					f.aloneSummary = fmt.Sprintf("%s cannot be scheduled: no node has enough %s for its requests (%s)", nameOr(workload, p.Ref()), m[1], c.Message)
 				}
@@ -552,27 +576,27 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		belongs := workload == "" || strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload)
 		switch {
 		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")):
-			add(finding{symptom: ProbeFailure, word: "Unhealthy", affected: 1, entities: wl,
+			add(finding{class: symptom.ProbeFailure, word: "Unhealthy", affected: 1, entities: wl, text: e.Message,
 				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
 				detail:       "probes fail: " + e.Message,
 				aspects:      map[string]float64{"probes": 0.85, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
 				alone:        0.4,
 				aloneSummary: fmt.Sprintf("%s fails its health probes (%s); nothing changed that explains it", nameOr(workload, e.Object), e.Message)})
 		case e.Reason == "FailedCreate" && strings.Contains(e.Message, "exceeded quota") && belongs:
-			add(finding{symptom: QuotaExceeded, word: "FailedCreate", affected: 1, entities: appendUnique(append([]string(nil), wl...), quotaRef(e.Message, req.Namespace)...),
+			add(finding{class: symptom.Quota, word: "FailedCreate", affected: 1, text: e.Message, entities: appendUnique(append([]string(nil), wl...), quotaRef(e.Message, req.Namespace)...),
 				evidence:     quote("kube_events", eventText, e.Object, "exceeded quota"),
 				detail:       "pod creation is refused by a ResourceQuota: " + e.Message,
 				aspects:      map[string]float64{"replicas": 0.85, "resources": 0.8, "chart": 0.5},
 				alone:        0.65,
 				aloneSummary: fmt.Sprintf("%s cannot create pods: the namespace's ResourceQuota is exhausted (%s)", nameOr(workload, e.Object), e.Message)})
 		case e.Reason == "ProvisioningFailed":
-			add(finding{symptom: PVCPending, word: "ProvisioningFailed", affected: 0, entities: []string{e.Object},
+			add(finding{class: symptom.Volume, word: "ProvisioningFailed", affected: 0, entities: []string{e.Object}, text: e.Message,
 				evidence: quote("kube_events", eventText, e.Object, "ProvisioningFailed"),
 				detail:   "volume provisioning fails: " + e.Message,
 				aspects:  map[string]float64{"storage": 0.85, "chart": 0.5},
 				alone:    0.7, aloneSummary: fmt.Sprintf("%s cannot be provisioned: %s", e.Object, e.Message)})
 		case e.Reason == "Evicted" && belongs:
-			add(finding{symptom: Evicted, word: "Evicted", affected: 1, entities: wl,
+			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl,
 				evidence: quote("kube_events", eventText, e.Object, "Evicted"), detail: "pods were evicted: " + e.Message})
 		}
 	}
@@ -589,7 +613,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 			summary = fmt.Sprintf("%s is Pending because its StorageClass %s does not exist, so pods that mount it cannot start", c.Ref(), c.StorageClass)
 			strength = 0.75
 		}
-		add(finding{symptom: PVCPending, word: "ProvisioningFailed", entities: ents,
+		add(finding{class: symptom.Volume, word: "ProvisioningFailed", entities: ents, text: summary,
 			evidence: quote("pvc_status", pvcText, c.Ref()), detail: summary,
 			aspects: map[string]float64{"storage": 0.85, "chart": 0.5}, alone: strength, aloneSummary: summary})
 	}
@@ -615,7 +639,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				if related {
 					s = 0.75
 				}
-				add(finding{symptom: NodeNotReady, word: "NotReady", entities: []string{n.Ref()},
+				add(finding{class: symptom.NodeNotReady, word: "NotReady", entities: []string{n.Ref()},
 					evidence: quote("node_status", nodeText, n.Ref()), detail: n.Ref() + " is NotReady",
 					alone: s, aloneSummary: fmt.Sprintf("%s is NotReady (%s): pods on it stop serving and are rescheduled", n.Ref(), pr.Reason)})
 			case strings.HasSuffix(pr.Type, "Pressure"):
@@ -623,7 +647,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				if related {
 					s = 0.7
 				}
-				add(finding{symptom: NodePressure, word: pr.Type, entities: []string{n.Ref()},
+				add(finding{class: symptom.NodePressure, word: pr.Type, entities: []string{n.Ref()},
 					evidence: quote("node_status", nodeText, n.Ref()), detail: fmt.Sprintf("%s reports %s", n.Ref(), pr.Type),
 					alone: s, aloneSummary: fmt.Sprintf("%s is under %s (%s): the kubelet evicts pods and the node is tainted against new ones", n.Ref(), pr.Type, pr.Message)})
 			}
@@ -640,18 +664,36 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		if soon {
 			s, summary = 0.35, fmt.Sprintf("%s expires at %s and has not been renewed", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
 		}
-		add(finding{symptom: CertificateExpired, word: "CertificateExpired", entities: []string{c.Ref()},
+		add(finding{class: symptom.Certificate, word: "CertificateExpired", entities: []string{c.Ref()},
 			evidence: quote("cert_expiry", certText, c.Ref()), detail: summary, alone: s, aloneSummary: summary})
 	}
+	// What the alert itself states and no observation shows (CFS
+	// throttling has no Event): a change whose field produces it can
+	// explain it.
+	for _, c := range symptom.Alert(req.Labels, map[string]string{"summary": req.Title, "description": req.Message}) {
+		if !alertOnly[c] || has(out, c) {
+			continue
+		}
+		name := nameOr(req.AlertName, string(c))
+		add(finding{class: c, word: name, entities: wl, text: req.Message,
+			evidence:     []string{textutil.Truncate("alert: "+name+": "+oneLine(req.Message), 512)},
+			detail:       "the alert reports " + oneLine(nameOr(req.Message, name)),
+			aspects:      map[string]float64{},
+			alone:        weightAlertAlone,
+			aloneSummary: fmt.Sprintf("%s: %s; no change was found that explains it", nameOr(workload, "the workload"), oneLine(nameOr(req.Message, name)))})
+	}
 	// A crash loop whose last termination was an OOM is the OOM.
-	if has(out, OOMKilled) {
-		out = without(out, CrashLoopBackOff)
+	if has(out, symptom.OOM) {
+		out = without(out, symptom.CrashLoop)
 	}
 	// A crash loop of a container the kubelet keeps killing for failed
 	// liveness probes is the probe: the restarts are the kubelet's.
-	if livenessKills(req, obs) && has(out, ProbeFailure) && has(out, CrashLoopBackOff) {
+	if livenessKills(req, obs) && has(out, symptom.ProbeFailure) && has(out, symptom.CrashLoop) {
 		for i := range out {
-			if out[i].symptom == ProbeFailure {
+			if out[i].class == symptom.ProbeFailure {
+				out[i].class = symptom.LivenessKill
+				out[i].state = "is killed by the kubelet after failed liveness probes and restarts in a loop (Killing, CrashLoopBackOff)"
+				out[i].entities = appendUnique(out[i].entities, "Killing")
 				out[i].detail = "the kubelet kills its containers after failed liveness probes, so they restart in a loop (CrashLoopBackOff)"
 				out[i].aspects["probes"] = 0.9
 				out[i].aspects["ports"] = 0.85
@@ -659,9 +701,44 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				out[i].aloneSummary = fmt.Sprintf("%s restarts in a loop because its liveness probe fails and the kubelet kills it; nothing changed that explains it", nameOr(workload, "the workload"))
 			}
 		}
-		out = without(out, CrashLoopBackOff)
+		out = without(out, symptom.CrashLoop)
 	}
 	return out
+}
+
+// scheduledEvent reports whether the scheduler recorded FailedScheduling for
+// the pod.
+func scheduledEvent(events []tools.EventSummary, namespace, name string) bool {
+	for _, e := range events {
+		if e.Reason == "FailedScheduling" && strings.HasSuffix(e.Object, "/"+namespace+"/"+name) {
+			return true
+		}
+	}
+	return false
+}
+
+// alertOnly are the classes only metrics show: no Event or condition
+// records them, so the alert's word is their evidence.
+var alertOnly = map[symptom.Class]bool{symptom.CPUThrottling: true, symptom.CPUSaturation: true, symptom.MemorySaturation: true}
+
+// lastWordsOf is what a crash-looping container said as it exited: its
+// last termination message, else its exit code.
+func lastWordsOf(c tools.ContainerSummary) string {
+	if c.LastMessage != "" {
+		return c.LastMessage
+	}
+	return fmt.Sprintf("exit code %d", c.LastExitCode)
+}
+
+// ownWords is what the failing object itself says of a symptom, as a
+// clause: the scheduler's reason, the kubelet's probe message, a
+// termination message.
+func ownWords(f finding) string {
+	t := oneLine(f.text)
+	if len(t) < 12 || t == f.word {
+		return ""
+	}
+	return textutil.Truncate(f.word+": "+t, 300)
 }
 
 // livenessKills reports whether the subject's Events say the kubelet killed
@@ -731,19 +808,19 @@ func quotaRef(msg, namespace string) []string {
 	return nil
 }
 
-func has(fs []finding, s Symptom) bool {
+func has(fs []finding, c symptom.Class) bool {
 	for _, f := range fs {
-		if f.symptom == s {
+		if f.class == c {
 			return true
 		}
 	}
 	return false
 }
 
-func without(fs []finding, s Symptom) []finding {
+func without(fs []finding, c symptom.Class) []finding {
 	out := fs[:0]
 	for _, f := range fs {
-		if f.symptom != s {
+		if f.class != c {
 			out = append(out, f)
 		}
 	}
@@ -773,7 +850,7 @@ func unresolved(req incident.Request, obs Observations, symptoms []finding, hyps
 		}
 	}
 	for _, s := range symptoms {
-		if s.symptom == CrashLoopBackOff {
+		if s.class == symptom.CrashLoop {
 			if obs.Logs == "" {
 				out = append(out, "why the container exits: its previous logs were not read")
 			} else {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/symptom"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -33,6 +34,8 @@ import (
 // change) at one node that explains the subject's symptom through a path.
 type graphHypothesis struct {
 	hypothesis
+	// dependency is the Service a dependency hypothesis found down.
+	dependency *graph.Node
 	// explains are the subject-side symptom words it accounts for; a
 	// local, no-change reading of those words ranks below it.
 	explains []string
@@ -108,23 +111,57 @@ var (
 	ipWords   = regexp.MustCompile(`(?i)no ips? (currently )?available|unable to allocate ip|failed to allocate|ipam|ip address(es)? (exhausted|available)|failed to assign an ip|no available ip|insufficient ip`)
 )
 
-// graphRules reads the causes the incident graph supports.
+// ruleContext is what every rule reads: the request, the incident graph,
+// when the trouble began and how far back a change may explain it (the
+// window, computed once by Analyze).
+type ruleContext struct {
+	req    incident.Request
+	graph  *graph.Graph
+	onset  time.Time
+	window time.Duration
+}
+
+// rule is one row of the analyzer's rule table: its name, the symptom
+// classes it can explain, and the hypotheses it reads from the context.
+// A new rule is one function and one row.
+type rule struct {
+	name     string
+	explains []symptom.Class
+	run      func(ruleContext) []graphHypothesis
+}
+
+// rules is the table of graph rules, in the order their hypotheses are
+// listed before ranking.
+var rules = []rule{
+	{"chain", []symptom.Class{symptom.ContainerConfig, symptom.Volume, symptom.Certificate, symptom.GitOps, symptom.Quota},
+		func(c ruleContext) []graphHypothesis { return chainRule(c.req, c.graph, c.onset, c.window) }},
+	{"dependency", []symptom.Class{symptom.CrashLoop, symptom.ProbeFailure, symptom.Dependency, symptom.NotReady},
+		func(c ruleContext) []graphHypothesis { return dependencyRule(c.req, c.graph, c.onset, c.window) }},
+	{"policy", []symptom.Class{symptom.Network, symptom.DNS},
+		func(c ruleContext) []graphHypothesis { return policyRule(c.req, c.graph, c.onset, c.window) }},
+	{"sandbox", []symptom.Class{symptom.Sandbox}, func(c ruleContext) []graphHypothesis { return sandboxRule(c.req, c.graph) }},
+	{"gitops", []symptom.Class{symptom.GitOps, symptom.Rollout},
+		func(c ruleContext) []graphHypothesis { return gitopsRule(c.req, c.graph, c.onset, c.window) }},
+	{"volume", []symptom.Class{symptom.Volume}, func(c ruleContext) []graphHypothesis { return volumeRule(c.req, c.graph) }},
+	{"limit-range", []symptom.Class{symptom.Quota}, func(c ruleContext) []graphHypothesis { return limitRangeRule(c.req, c.graph) }},
+	{"hpa", []symptom.Class{symptom.Autoscaling}, func(c ruleContext) []graphHypothesis { return hpaRule(c.req, c.graph) }},
+	{"node", []symptom.Class{symptom.NodeNotReady, symptom.NodePressure}, func(c ruleContext) []graphHypothesis { return nodeSubjectRule(c.req, c.graph) }},
+	{"job", []symptom.Class{symptom.JobFailure}, func(c ruleContext) []graphHypothesis { return jobRule(c.req, c.graph, c.onset, c.window) }},
+	{"cloud", nil, func(c ruleContext) []graphHypothesis { return cloudRule(c.req, c.graph, c.onset, c.window) }},
+	{"front", []symptom.Class{symptom.NoEndpoints, symptom.TargetDown}, frontRule},
+	{"disruption", []symptom.Class{symptom.Disruption}, disruptionRule},
+}
+
+// graphRules reads the causes the incident graph supports, rule by rule.
 func graphRules(req incident.Request, g *graph.Graph, onset time.Time, window time.Duration) []graphHypothesis {
 	if g == nil || g.SubjectNode() == nil {
 		return nil
 	}
+	rc := ruleContext{req: req, graph: g, onset: onset, window: window}
 	var out []graphHypothesis
-	out = append(out, chainRule(req, g, onset, window)...)
-	out = append(out, dependencyRule(req, g, onset, window)...)
-	out = append(out, policyRule(req, g, onset, window)...)
-	out = append(out, sandboxRule(req, g)...)
-	out = append(out, gitopsRule(req, g, onset, window)...)
-	out = append(out, volumeRule(req, g)...)
-	out = append(out, limitRangeRule(req, g)...)
-	out = append(out, hpaRule(req, g)...)
-	out = append(out, nodeSubjectRule(req, g)...)
-	out = append(out, jobRule(req, g, onset, window)...)
-	out = append(out, cloudRule(req, g, onset, window)...)
+	for _, r := range rules {
+		out = append(out, r.run(rc)...)
+	}
 	return out
 }
 
@@ -351,6 +388,28 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 		h.summary = fmt.Sprintf("%s %s because %s, which it depends on%s, is failing: %s", who, what, cause.Ref(), via, causeText)
 	default:
 		h.summary = fmt.Sprintf("%s %s because %s, which it depends on%s, is not healthy", who, what, cause.Ref(), via)
+	}
+	// What failed where: the object on the path that reports its own
+	// failure (ProvisioningFailed on the claim) says it in its words.
+	for i := len(refs) - 2; i >= 1; i-- {
+		n := g.Node(refs[i])
+		if n == nil || n.Kind == "Pod" || n.Kind == "ReplicaSet" || len(n.Symptoms) == 0 {
+			continue
+		}
+		own := n.Symptoms[0]
+		for _, sy := range n.Symptoms {
+			if sy.Source == "event" {
+				// The controller's own Event names the failure; a phase
+				// only says it has not happened yet.
+				own = sy
+				break
+			}
+		}
+		h.entities = appendUnique(h.entities, own.Word)
+		if own.Message != "" {
+			h.summary += fmt.Sprintf("; %s reports %s: %s", n.Ref(), own.Word, textutil.Truncate(own.Message, 240))
+		}
+		break
 	}
 	h.evidence = append(h.evidence, evidenceLine(cause))
 	for i := len(refs) - 2; i >= 0; i-- {
@@ -625,7 +684,10 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 			}
 		}
 		h.confidence = cap(strength)
-		refs := []string{subject.Ref(), svc.Ref()}
+		h.dependency = svc
+		// The victim's own changes do not explain its dependency's
+		// outage; what changed the Service or the workload behind it may.
+		refs := []string{svc.Ref()}
 		if backend != nil {
 			refs = append(refs, backend.Ref())
 			// What the dependency reads may be what broke it.
@@ -1248,8 +1310,8 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 			}
 			for _, w := range gh.explains {
 				for _, e := range hyps[i].entities {
-					if e == w && hyps[i].confidence >= gh.confidence-0.05 {
-						hyps[i].confidence = cap(math.Max(0, gh.confidence-0.15))
+					if e == w && hyps[i].confidence >= gh.confidence-rankTie {
+						hyps[i].confidence = cap(math.Max(0, gh.confidence-rankBelowGraph))
 					}
 				}
 			}
@@ -1269,10 +1331,25 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 			}
 			for _, w := range gh.explains {
 				if containsString(h.entities, w) {
-					h.confidence = cap(h.confidence * 0.6)
+					h.confidence = cap(h.confidence * weightEarlierChange)
 					break
 				}
 			}
+		}
+	}
+	// A dependency that is down outranks a change to its victim that does
+	// not touch how the victim reaches it: the victim fails because the
+	// dependency does.
+	for _, gh := range graphHyps {
+		if gh.dependency == nil || gh.confidence < 0.5 {
+			continue
+		}
+		for i := range hyps {
+			h := &hyps[i]
+			if h.local || h.change == nil || h.confidence < gh.confidence-rankTie || changedValueNames(*h.change, gh.dependency.Name) {
+				continue
+			}
+			h.confidence = cap(h.confidence * weightVictimChange)
 		}
 	}
 	for _, gh := range graphHyps {
@@ -1287,6 +1364,17 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 		}
 	}
 	return hyps
+}
+
+// changedValueNames reports whether a value c changed (before or after)
+// names name: a change of the address a workload reaches a dependency by.
+func changedValueNames(c incident.Change, name string) bool {
+	for _, f := range incident.ChangedFields(c.Diff) {
+		if strings.Contains(f.From, name) || strings.Contains(f.To, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // jobRule: a Job that failed (backoff limit, deadline), named with the

@@ -289,10 +289,10 @@ func TestChangeSentence(t *testing.T) {
 	c := incident.Change{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", ToRevision: "main@sha1:ae7aaa9f00000000000000000000000000000000",
 		Files: []string{"apps/shop/api.yaml", "apps/shop/web.yaml"}, Diff: diff, Aspects: []string{"resources"}}
 	g := NewWithT(t)
-	g.Expect(changeSentence("shop/api", "OOMKilled", c, "api")).To(Equal(
+	g.Expect(changeSentence("shop/api", "OOMKilled", c, "api", "")).To(Equal(
 		"shop/api is OOMKilled since Flux Kustomization flux-system/apps applied ae7aaa9, which cut its memory limit 512Mi → 256Mi in apps/shop/api.yaml"))
 	created := incident.Change{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", ToRevision: "main@sha1:ccccccc000000000000000000000000000000000",
 		Files: []string{"apps/new/app.yaml"}, Aspects: []string{"created"}}
-	g.Expect(changeSentence("new/app", "ImagePullBackOff", created, "app")).To(Equal(
+	g.Expect(changeSentence("new/app", "ImagePullBackOff", created, "app", "")).To(Equal(
 		"new/app cannot pull its image (ImagePullBackOff) since Flux Kustomization flux-system/apps applied ccccccc, which created it in apps/new/app.yaml"))
 }

@@ -25,13 +25,16 @@ import (
 )
 
 // changeSentence is the one sentence a person would write for a change that
-// caused a symptom: "shop/api is OOMKilled since Flux Kustomization
+// caused a symptom (what, when set, says what the change did to the field
+// the evidence points at): "shop/api is OOMKilled since Flux Kustomization
 // flux-system/apps applied 5635092, which cut its memory limit 256Mi → 64Mi
 // in apps/api.yaml".
-func changeSentence(subject, word string, c incident.Change, workloadName string) string {
+func changeSentence(subject, word string, c incident.Change, workloadName, what string) string {
 	state := statePhrase(word)
 	file := changedFile(c, workloadName)
-	what := diffDetail(c)
+	if what == "" {
+		what = diffDetail(c)
+	}
 	rev := incident.ShortRevision(c.ToRevision)
 	var b strings.Builder
 	switch c.Source {
@@ -59,7 +62,12 @@ func changeSentence(subject, word string, c incident.Change, workloadName string
 // sinceChange is the clause that ties a cause to the change that triggered
 // it: "since Flux Kustomization flux-system/apps applied 5635092 (changed
 // its path) in clusters/prod/apps.yaml".
-func sinceChange(c incident.Change, file string) string {
+func sinceChange(c incident.Change, file string) string { return sinceChangeField(c, file, "") }
+
+// sinceChangeField is sinceChange saying what the change did to the field
+// the evidence points at (what), or what its diff shows first when what is
+// empty.
+func sinceChangeField(c incident.Change, file, what string) string {
 	var b strings.Builder
 	rev := incident.ShortRevision(c.ToRevision)
 	switch c.Source {
@@ -75,7 +83,10 @@ func sinceChange(c incident.Change, file string) string {
 			fmt.Fprintf(&b, " (%s)", rev)
 		}
 	}
-	if what := diffDetail(c); what != "" {
+	if what == "" {
+		what = diffDetail(c)
+	}
+	if what != "" {
 		fmt.Fprintf(&b, ", which %s", what)
 	}
 	if file != "" {

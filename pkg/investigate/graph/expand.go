@@ -26,6 +26,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -87,6 +89,10 @@ func (st *build) resolve(s Subject) {
 		g.Subject, g.SubjectNote = n.Ref(), "a cloud resource: its health is read by the cloud tools, not from the cluster"
 		return
 	case s.Instance != "" && s.Kind == "":
+		if n := st.byHost(URLHost(s.Instance)); n != nil {
+			g.Subject, g.SubjectNote = n.Ref(), "the "+n.Kind+" that serves the alert's probe target "+s.Instance
+			return
+		}
 		if n := st.nodeByInstance(s.Instance); n != nil {
 			g.Subject, g.SubjectNote = n.Ref(), "the Node whose address or hostname is the alert's instance "+s.Instance
 			return
@@ -269,6 +275,12 @@ func (st *build) read(kind, namespace, name string) *Node {
 	case "Service":
 		var s corev1.Service
 		return typed(&s, gkService, namespace, func() *Node { return st.addService(&s) })
+	case "PodDisruptionBudget":
+		var pdb policyv1.PodDisruptionBudget
+		return typed(&pdb, gkPDB, namespace, func() *Node { return st.addPDB(&pdb) })
+	case "Ingress":
+		var ing networkingv1.Ingress
+		return typed(&ing, gkIngress, namespace, func() *Node { return st.addIngress(&ing) })
 	case "HorizontalPodAutoscaler":
 		var h autoscalingv2.HorizontalPodAutoscaler
 		return typed(&h, schema.GroupKind{Group: "autoscaling", Kind: kind}, namespace, func() *Node { return st.addHPA(&h) })
@@ -908,6 +920,10 @@ func (st *build) addService(s *corev1.Service) *Node {
 		msg := "the Service has no ready endpoint"
 		if len(backing) == 0 {
 			msg = "no pod matches the Service's selector " + n.Fact("selector")
+			st.nearlySelected(n, s)
+			if m := n.Fact("selectorMismatch"); m != "" {
+				msg += "; the nearest pods differ in " + m
+			}
 		} else if notReady > 0 {
 			msg = fmt.Sprintf("the Service has no ready endpoint (%d not ready)", notReady)
 		}

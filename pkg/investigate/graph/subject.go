@@ -106,6 +106,10 @@ func SubjectOf(req incident.Request) Subject {
 	switch {
 	case l["pod"] != "" && s.Namespace != "":
 		s.Kind, s.Name = "Pod", l["pod"]
+	case l["poddisruptionbudget"] != "" && s.Namespace != "":
+		s.Kind, s.Name = "PodDisruptionBudget", l["poddisruptionbudget"]
+	case l["ingress"] != "" && s.Namespace != "":
+		s.Kind, s.Name = "Ingress", l["ingress"]
 	case l["persistentvolumeclaim"] != "" && s.Namespace != "":
 		s.Kind, s.Name = "PersistentVolumeClaim", l["persistentvolumeclaim"]
 	case l["kind"] != "" && l["name"] != "":

@@ -41,6 +41,20 @@ func podSymptoms(p *corev1.Pod, now time.Time) []Symptom {
 	} else if p.Status.Phase == corev1.PodFailed {
 		out = append(out, Symptom{Word: "PodFailed", Source: "phase", Message: oneLine(p.Status.Message, 300), At: start})
 	}
+	if p.DeletionTimestamp != nil {
+		// A pod whose deletion its node never confirms (the node is
+		// unreachable) stays terminating and holds its name and volume.
+		msg := "deletion requested; the pod stays until its node confirms it"
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Message != "" {
+				msg += " (" + oneLine(c.Message, 200) + ")"
+			}
+		}
+		if p.Spec.NodeName != "" {
+			msg += " on node " + p.Spec.NodeName
+		}
+		out = append(out, Symptom{Word: "Terminating", Source: "status", Message: msg})
+	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			out = append(out, Symptom{Word: nameOr(c.Reason, "Unschedulable"), Source: "condition", Type: string(c.Type), Message: oneLine(c.Message, 400), At: c.LastTransitionTime.Time})

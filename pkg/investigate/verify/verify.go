@@ -36,6 +36,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate/builtin"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // Outcome verdicts, as the API's VerifyOutcome spells them.
@@ -77,13 +78,18 @@ type Verifier struct {
 	Now func() time.Time
 }
 
-// conditionWords are the entities a live observation can confirm or refute.
-var conditionWords = map[string]bool{
-	"OOMKilled": true, "ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true,
-	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "Unschedulable": true,
-	"MemoryPressure": true, "DiskPressure": true, "PIDPressure": true, "NotReady": true,
-	"Evicted": true, "CertificateExpired": true, "ProvisioningFailed": true, "FailedCreate": true, "Unhealthy": true,
+// liveClasses are the symptom classes whose reasons the live pod, node,
+// claim and certificate state shows, so an entity naming one of them can
+// be confirmed or refuted by a fresh look.
+var liveClasses = map[symptom.Class]bool{
+	symptom.OOM: true, symptom.ImagePull: true, symptom.CrashLoop: true, symptom.ContainerConfig: true,
+	symptom.Scheduling: true, symptom.NodePressure: true, symptom.NodeNotReady: true, symptom.NotReady: true,
+	symptom.Eviction: true, symptom.Certificate: true, symptom.Volume: true, symptom.ProbeFailure: true,
 }
+
+// conditionWord reports whether an entity is a condition word (a reason
+// the symptom vocabulary knows) a live observation can confirm or refute.
+func conditionWord(e string) bool { return liveClasses[symptom.OfReason(e)] }
 
 // Verify attacks f, returning the outcome and the surviving finding (a copy;
 // f is not modified). With failClosed, a review that cannot run returns
@@ -219,7 +225,7 @@ func (v *Verifier) check(req incident.Request, rc runlorev1.RootCause, obs *buil
 		}
 		seen := observedWords(*obs, now)
 		for _, e := range rc.Entities {
-			if conditionWords[e] && !seen[e] {
+			if conditionWord(e) && !seen[e] {
 				return fmt.Sprintf("live state contradicts it: nothing shows %s now", e)
 			}
 		}

@@ -43,7 +43,10 @@ type Limits struct {
 	MaxFiles int
 	// MaxFileBytes skips the text diff of larger files; default 512 KiB.
 	MaxFileBytes int64
-	// Context is the number of unchanged lines around a hunk; default 3.
+	// Context is the number of unchanged lines around a hunk; default 8,
+	// enough for a changed value's enclosing keys (a probe's timeout sits
+	// under its livenessProbe, a label under the template's metadata) to
+	// be in its hunk.
 	Context int
 }
 
@@ -58,7 +61,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxFileBytes = 512 << 10
 	}
 	if l.Context <= 0 {
-		l.Context = 3
+		l.Context = 8
 	}
 	return l
 }

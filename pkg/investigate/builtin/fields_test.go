@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/symptom"
+)
+
+const placementAndMemory = `diff --git a/apps/etl/deployment.yaml b/apps/etl/deployment.yaml
+--- a/apps/etl/deployment.yaml
++++ b/apps/etl/deployment.yaml
+@@ -12,10 +12,12 @@ spec:
+         - --queue=batches
+         resources:
+           limits:
+-            memory: 2Gi
++            memory: 6Gi
+           requests:
+             cpu: "1"
+-            memory: 2Gi
++            memory: 6Gi
++      nodeSelector:
++        eks.amazonaws.com/nodegroup: mem-optimized
+`
+
+func TestChangedFieldsReadPathsFromTheHunk(t *testing.T) {
+	g := NewWithT(t)
+	fields := incident.ChangedFields(placementAndMemory)
+	var paths []string
+	for _, f := range fields {
+		paths = append(paths, f.Path)
+	}
+	g.Expect(paths).To(Equal([]string{"….resources.limits.memory", "….resources.requests.memory", "….nodeSelector.eks.amazonaws.com/nodegroup"}), "the hunk starts inside the pod spec")
+	g.Expect(fields[0].From).To(Equal("2Gi"))
+	g.Expect(fields[0].To).To(Equal("6Gi"))
+}
+
+func TestFieldForNamesTheFieldTheEvidenceShows(t *testing.T) {
+	g := NewWithT(t)
+	fields := incident.ChangedFields(placementAndMemory)
+
+	fs, row, ok := fieldFor(fields, symptom.Scheduling, "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(row.noun).To(Equal("node placement"), "the scheduler's reason names the selector, not the memory request")
+	g.Expect(fieldPhrase(fs, row)).To(ContainSubstring("mem-optimized"))
+
+	_, row, ok = fieldFor(fields, symptom.Scheduling, "0/3 nodes are available: 3 Insufficient memory.")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(row.noun).To(Equal("memory request"))
+
+	_, _, ok = fieldFor(fields, symptom.CrashLoop, "exit code 1")
+	g.Expect(ok).To(BeFalse(), "neither a selector nor a memory change explains a crash")
+	g.Expect(tabled(fields)).To(BeTrue())
+}
+
+func TestACPULimitExplainsProbeTimeoutsNotRefusals(t *testing.T) {
+	g := NewWithT(t)
+	diff := "container api: resources.limits {\"cpu\":\"2\",\"memory\":\"1Gi\"} -> {\"cpu\":\"250m\",\"memory\":\"1Gi\"}"
+	fields := incident.ChangedFields(diff)
+	g.Expect(fields).To(HaveLen(1))
+	fs, row, ok := fieldFor(fields, symptom.ProbeFailure, `Readiness probe failed: Get "http://10.0.1.5:8080/ready": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(fieldPhrase(fs, row)).To(Equal("cut its CPU limit 2 → 250m"))
+	_, _, ok = fieldFor(fields, symptom.ProbeFailure, `Readiness probe failed: Get "http://10.0.1.5:8080/ready": dial tcp 10.0.1.5:8080: connect: connection refused`)
+	g.Expect(ok).To(BeFalse())
+}

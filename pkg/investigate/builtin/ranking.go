@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+// The ranking's named weights: how strongly one kind of evidence ties a
+// change or a fault to what the incident shows. A hypothesis's confidence
+// is a weight times the agreement and timing factors, capped at
+// MaxConfidence.
+const (
+	// weightUnknownChange ties a change whose altered fields are unknown
+	// to a symptom of what it touched.
+	weightUnknownChange = 0.45
+	// weightUnknownRollout ties it when the failing pods rolled out of it.
+	weightUnknownRollout = 0.72
+	// weightCreated ties a change that created what now fails.
+	weightCreated = 0.5
+	// weightFieldShown ties a change to a symptom its changed field
+	// produces, as the evidence shows it (the field table's row).
+	weightFieldShown = 0.9
+	// weightFieldUnrelated bounds a change whose changed fields are all
+	// in the field table and none produces what is seen.
+	weightFieldUnrelated = 0.4
+	// weightAlertAlone reads a symptom only the alert states (CPU
+	// throttling) without a change that explains it.
+	weightAlertAlone = 0.35
+	// weightFrontAlone reads a Service, Ingress or disruption budget that
+	// cannot do its job, with no change found that broke it.
+	weightFrontAlone = 0.6
+	// weightEarlierChange scales a change the subject ran after while a
+	// later change explains the same symptom.
+	weightEarlierChange = 0.6
+	// weightVictimChange scales a change to a workload whose dependency is
+	// down, when the change does not touch how it reaches the dependency.
+	weightVictimChange = 0.5
+	// rankTie is how close two confidences are to count as a tie, and
+	// rankBelowGraph how far a local reading falls below the graph cause
+	// that explains its symptom through a path.
+	rankTie        = 0.05
+	rankBelowGraph = 0.15
+)
