@@ -19,7 +19,6 @@ package recall
 import (
 	"sort"
 	"strings"
-	"unicode"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
@@ -94,23 +93,8 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 	return q
 }
 
-// splitCamel splits an identifier at case changes: KubePodCrashLooping
-// becomes "Kube Pod Crash Looping", OOMKilled becomes "OOM Killed".
-func splitCamel(s string) string {
-	r := []rune(s)
-	var b strings.Builder
-	for i, c := range r {
-		if i > 0 && unicode.IsUpper(c) {
-			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
-			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
-			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// splitCamel splits an identifier at case changes (textutil.SplitCamel).
+func splitCamel(s string) string { return textutil.SplitCamel(s) }
 
 func dedupe(parts []string) []string {
 	seen := make(map[string]bool, len(parts))

@@ -16,10 +16,13 @@ limitations under the License.
 
 // Package textutil bounds text that enters a status field, a pull request
 // body, an Event or a message: every cut lands on a UTF-8 boundary, so what
-// is left is never a broken character.
+// is left is never a broken character. It also splits identifiers into
+// words (SplitCamel) for matching alert names against prose.
 package textutil
 
 import (
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -85,4 +88,22 @@ func toValid(s string) string {
 		out = append(out, r) // range yields U+FFFD for each invalid byte
 	}
 	return string(out)
+}
+
+// SplitCamel splits an identifier at case changes: KubePodCrashLooping
+// becomes "Kube Pod Crash Looping", OOMKilled becomes "OOM Killed".
+func SplitCamel(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		if i > 0 && unicode.IsUpper(c) {
+			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
