@@ -49,6 +49,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/runlore/runlore/pkg/okf"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // Indexed fields. A match on the title, the tags, an alertname or the
@@ -85,6 +86,19 @@ type Document struct {
 	ID      string
 	Catalog string
 	*okf.Entry
+	// Classes and RuledOut are the entry's symptom classes (EntryClasses)
+	// and Alerts the alert names it is about (EntryAlerts), read once when
+	// the entry is indexed.
+	Classes, RuledOut []symptom.Class
+	Alerts            []string
+}
+
+// newDocument is an indexed entry with its symptom classes.
+func newDocument(catalog string, e *okf.Entry) *Document {
+	d := &Document{ID: EntryID(catalog, e.Path), Catalog: catalog, Entry: e}
+	d.Classes, d.RuledOut = EntryClasses(e)
+	d.Alerts = EntryAlerts(e)
+	return d
 }
 
 // Hit is one search result.
@@ -230,7 +244,7 @@ func (ix *Index) Replace(ctx context.Context, catalog, revision string, entries 
 		default:
 			continue
 		}
-		upserts = append(upserts, &Document{ID: id, Catalog: catalog, Entry: e})
+		upserts = append(upserts, newDocument(catalog, e))
 	}
 	var removed []string
 	for id := range old {

@@ -85,6 +85,13 @@ func init() {
 	kindNames["ingress"] = "Ingress"
 }
 
+// KnownKind reports whether s spells a kind RunLore knows (any case,
+// kubectl's short names and plurals).
+func KnownKind(s string) bool {
+	_, ok := canonicalKind(s)
+	return ok
+}
+
 // canonicalKind is the kind a segment spells, if it is a known one.
 func canonicalKind(s string) (string, bool) {
 	k, ok := kindNames[strings.ToLower(s)]

@@ -51,5 +51,6 @@ func FromHit(h *catalog.Hit) Candidate {
 		c.Timestamp, c.LastValidated = e.Timestamp, e.LastValidated
 		c.Excerpt = excerpt(e.Description, e.Body)
 	}
+	c.Classes, c.RuledOut, c.Alerts = h.Classes, h.RuledOut, h.Alerts
 	return c
 }
