@@ -86,19 +86,42 @@ type Document struct {
 	ID      string
 	Catalog string
 	*okf.Entry
-	// Classes and RuledOut are the entry's symptom classes (EntryClasses)
-	// and Alerts the alert names it is about (EntryAlerts), read once when
-	// the entry is indexed.
-	Classes, RuledOut []symptom.Class
-	Alerts            []string
+	// symptoms caches Symptoms: read on a document's first search hit, not
+	// at indexing, so a large catalog indexes at the speed it always did.
+	symptoms *lazySymptoms
 }
 
-// newDocument is an indexed entry with its symptom classes.
+// Symptoms is what an entry is about in the shared symptom vocabulary.
+type Symptoms struct {
+	// Classes and RuledOut are the entry's classes (EntryClasses).
+	Classes, RuledOut []symptom.Class
+	// Alerts are the alert names it is about (EntryAlerts).
+	Alerts []string
+}
+
+type lazySymptoms struct {
+	once sync.Once
+	s    Symptoms
+}
+
+// newDocument is an indexed entry.
 func newDocument(catalog string, e *okf.Entry) *Document {
-	d := &Document{ID: EntryID(catalog, e.Path), Catalog: catalog, Entry: e}
-	d.Classes, d.RuledOut = EntryClasses(e)
-	d.Alerts = EntryAlerts(e)
-	return d
+	return &Document{ID: EntryID(catalog, e.Path), Catalog: catalog, Entry: e, symptoms: &lazySymptoms{}}
+}
+
+// Symptoms reads the entry's symptom classes, once per indexed entry.
+func (d Document) Symptoms() Symptoms {
+	read := func() Symptoms {
+		var s Symptoms
+		s.Classes, s.RuledOut = EntryClasses(d.Entry)
+		s.Alerts = EntryAlerts(d.Entry)
+		return s
+	}
+	if d.symptoms == nil {
+		return read()
+	}
+	d.symptoms.once.Do(func() { d.symptoms.s = read() })
+	return d.symptoms.s
 }
 
 // Hit is one search result.
