@@ -94,7 +94,7 @@ func TestRecallCorpusAtShippedDefaults(t *testing.T) {
 		"decayed-by-thumbs-down-without-resolve-channel": {recall.GateOutcome, "decayed"},
 		"same-workload-unrelated-symptom":                {recall.GateClass, "alert: autoscaling; entry: crash-loop, container-config — conflict"},
 		"same-workload-throttling":                       {recall.GateClass, "alert: cpu-throttling; entry: oom — conflict"},
-		"same-workload-same-alert-other-cause":           {recall.GateClass, "the entry's never starts"},
+		"same-workload-same-alert-other-cause":           {recall.GateClass, "the alert shows the process exiting on its own"},
 		"orders-db-replica-lag-no-entry":                 {recall.GateClass, "the entry is about RDSFreeStorageSpaceLow, not RDSReplicaLagHigh"},
 		"workload-less-oom-words":                        {recall.GateMargin, "scopeless"},
 	} {

@@ -31,9 +31,16 @@ const GateClass = "class"
 // relate is Gate 2's class judgment of one candidate: how the entry's
 // symptom classes relate to the incident's, and why in words a reviewer can
 // check ("alert: crash-loop; entry: crash-loop, container-config — same").
-// An entry that rules out one of the incident's classes conflicts.
-func relate(alert []symptom.Class, text string, c *Candidate) (symptom.Relation, string) {
-	for _, a := range alert {
+// An entry that rules out a class the alert's name or reason names
+// conflicts.
+func relate(q Query, c *Candidate) (symptom.Relation, string) {
+	alert, text := q.Classes, q.Text
+	for _, a := range q.Named {
+		if symptom.Generic(a) {
+			// "not ready" under a negation says little: only a specific
+			// class can be ruled out.
+			continue
+		}
 		for _, r := range c.RuledOut {
 			if a == r {
 				return symptom.Conflict, fmt.Sprintf("alert: %s; the entry rules out %s — conflict", a, r)

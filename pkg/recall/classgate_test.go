@@ -65,7 +65,9 @@ func TestGateClass(t *testing.T) {
 				return c
 			}()}, "", "rules out oom"},
 		{"a crash loop is not an entry whose container never starts", api, crash, "KubePodCrashLooping", "", []Candidate{
-			classed(cand("a.md", "payments/api", 10, 0.9), symptom.CrashLoop, symptom.ContainerConfig)}, "", "never starts"},
+			classed(cand("a.md", "payments/api", 10, 0.9), symptom.ContainerConfig)}, "", "never starts"},
+		{"a panic is not an entry whose container never starts", api, crash, "KubePodCrashLooping", "panic: runtime error: invalid memory address", []Candidate{
+			classed(cand("a.md", "payments/api", 10, 0.9), symptom.CrashLoop, symptom.ContainerConfig)}, "", "exiting on its own"},
 		{"a panic is not an OOM kill", api, crash, "KubePodCrashLooping", "panic: runtime error: invalid memory address", []Candidate{
 			classed(cand("a.md", "payments/api", 10, 0.9), symptom.OOM)}, "", "exiting on its own"},
 		{"two entries as compatible and words that do not separate them fall through", api, oom, "KubeContainerOOMKilled", "", []Candidate{
@@ -93,7 +95,7 @@ func TestGateClass(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			in := Input{Query: Query{Text: "x " + tc.text, Workload: tc.w, Classes: tc.alert, AlertName: tc.alertName},
+			in := Input{Query: Query{Text: "x " + tc.text, Workload: tc.w, Classes: tc.alert, AlertName: tc.alertName, Named: tc.alert},
 				Candidates: tc.cands, Policy: DefaultPolicy(), ResolveChannelLive: true}
 			if tc.name == "a decayed compatible entry gives way to the next" {
 				in.Trust = map[string]outcome.Tally{"c:old.md": {Recalls: 6}}

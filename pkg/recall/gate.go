@@ -150,7 +150,7 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 			continue
 		}
 		e := eligible{c: c, tier: tier, match: c.TextMatch()}
-		e.rel, e.classWhy = relate(in.Query.Classes, in.Query.Text, c)
+		e.rel, e.classWhy = relate(in.Query, c)
 		e.factor, e.decayed, e.trustWhy = trustGate(in.Trust[c.ID], in.ResolveChannelLive, p)
 		pool = append(pool, e)
 	}

@@ -35,8 +35,11 @@ type Query struct {
 	// Classes are the incident's symptom classes: its alert name, reason
 	// label and annotations read through the shared vocabulary.
 	Classes []symptom.Class
-	// AlertName is the alert's name, when the incident came from one.
+	// AlertName is the alert's name, when the incident came from one, and
+	// Named the classes its name and reason label name (the annotations
+	// left out): what an entry that rules a class out is held against.
 	AlertName string
+	Named     []symptom.Class
 }
 
 // maxMessageBytes bounds how much of an incident's message joins the
@@ -72,6 +75,10 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 	q.AlertName = inc.AlertName
 	if q.AlertName == "" {
 		q.AlertName = inc.Labels["alertname"]
+	}
+	q.Named = symptom.OfAlert(q.AlertName)
+	if c := symptom.OfReason(inc.Labels["reason"]); c != "" {
+		q.Named = append(q.Named, c)
 	}
 	var parts []string
 	add := func(s string) {

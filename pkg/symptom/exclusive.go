@@ -23,22 +23,30 @@ import "regexp"
 var neverStarted = []Class{ContainerConfig, ImagePull}
 
 // Excludes reports whether an alert rules out an entry's class, and why.
-// A crash loop is a container that ran and exited, so an entry whose
-// container never starts (a missing Secret key, an image that cannot be
-// pulled) is another failure of the same workload, unless the alert names
-// that waiting reason too; and an alert whose text shows the process
+// A crash loop is a container that ran and exited, so an entry only about
+// a container that never starts (a missing Secret key, an image that cannot
+// be pulled) is another failure of the same workload, unless the alert
+// names that waiting reason too. An alert whose text shows the process
 // exiting on its own (a panic, a fatal error, exit code 1) rules out an
-// entry about an OOM kill, unless it names the kill too.
+// entry about an OOM kill or a container that never starts, unless it
+// names that failure too.
 func Excludes(alert, entry []Class, alertText string) (Class, string, bool) {
 	if !has(alert, CrashLoop) {
 		return "", "", false
 	}
+	exited := appExit.MatchString(alertText)
 	for _, c := range neverStarted {
-		if has(entry, c) && !has(alert, c) {
+		if !has(entry, c) || has(alert, c) {
+			continue
+		}
+		if !has(entry, CrashLoop) {
 			return c, "the alert's container ran and exited, the entry's never starts", true
 		}
+		if exited {
+			return c, "the alert shows the process exiting on its own, the entry a container that never starts", true
+		}
 	}
-	if has(entry, OOM) && !has(alert, OOM) && !has(InText(alertText), OOM) && appExit.MatchString(alertText) {
+	if exited && has(entry, OOM) && !has(alert, OOM) && !has(InText(alertText), OOM) {
 		return OOM, "the alert shows the process exiting on its own, the entry an OOM kill", true
 	}
 	return "", "", false

@@ -25,9 +25,13 @@ import (
 func TestExcludesAndDirect(t *testing.T) {
 	g := NewWithT(t)
 	crash, oom := []Class{CrashLoop}, []Class{OOM}
-	_, why, ok := Excludes(crash, []Class{CrashLoop, ContainerConfig}, "Pod a/b is in waiting state")
+	_, why, ok := Excludes(crash, []Class{ContainerConfig}, "Pod a/b is in waiting state")
 	g.Expect(ok).To(BeTrue())
 	g.Expect(why).To(ContainSubstring("never starts"))
+	_, _, ok = Excludes(crash, []Class{CrashLoop, ContainerConfig}, "Pod a/b is in waiting state")
+	g.Expect(ok).To(BeFalse(), "an entry about both presentations covers the crash loop")
+	_, _, ok = Excludes(crash, []Class{CrashLoop, ContainerConfig}, "panic: runtime error")
+	g.Expect(ok).To(BeTrue(), "unless the alert shows the process exiting on its own")
 	_, _, ok = Excludes([]Class{CrashLoop, ContainerConfig}, []Class{ContainerConfig}, "")
 	g.Expect(ok).To(BeFalse(), "the alert names the waiting reason too")
 	_, _, ok = Excludes(crash, oom, "panic: runtime error: invalid memory address")
