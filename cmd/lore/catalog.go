@@ -30,6 +30,7 @@ import (
 	seedcatalog "github.com/runlore/runlore/config/catalog"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/okf"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 const catalogUsage = `usage:
@@ -125,8 +126,12 @@ type searchHit struct {
 	Fingerprint   string   `json:"fingerprint,omitempty"`
 	Score         float64  `json:"score"`
 	SelfScore     float64  `json:"self_score"`
-	// TextMatch is the symptom match recall's Gate 2 reads.
+	// TextMatch is the lexical symptom match recall breaks ties with.
 	TextMatch float64 `json:"text_match"`
+	// Classes are the symptom classes recall's class gate reads for the
+	// entry; RuledOut the ones it names only to rule them out.
+	Classes  []symptom.Class `json:"classes,omitempty"`
+	RuledOut []symptom.Class `json:"ruled_out,omitempty"`
 }
 
 func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
@@ -175,6 +180,7 @@ func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
 				ID: h.ID, Catalog: h.Catalog, Path: h.Path, Type: h.Type, Title: h.Title, Description: h.Description,
 				Resource: h.Resource, Status: string(h.Status), Tags: h.Tags, Timestamp: okf.FormatDate(h.Timestamp),
 				LastValidated: okf.FormatDate(h.LastValidated), Fingerprint: h.Fingerprint, Score: h.Score, SelfScore: h.SelfScore, TextMatch: h.TextMatch(),
+				Classes: h.Symptoms().Classes, RuledOut: h.Symptoms().RuledOut,
 			})
 		}
 		enc := json.NewEncoder(stdout)
@@ -186,9 +192,9 @@ func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tSCORE\tMATCH\tSYMPTOM\tTYPE\tPATH\tTITLE")
+	fmt.Fprintln(tw, "RANK\tSCORE\tMATCH\tSYMPTOM\tCLASSES\tTYPE\tPATH\tTITLE")
 	for i, h := range hits {
-		fmt.Fprintf(tw, "%d\t%.3f\t%.2f\t%.2f\t%s\t%s\t%s\n", i+1, h.Score, h.Normalized(), h.TextMatch(), h.Type, h.Path, h.Title)
+		fmt.Fprintf(tw, "%d\t%.3f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\n", i+1, h.Score, h.Normalized(), h.TextMatch(), classList(h.Symptoms().Classes), h.Type, h.Path, h.Title)
 	}
 	if err := tw.Flush(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		return 2
@@ -197,4 +203,16 @@ func runCatalogSearch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "no matching entries")
 	}
 	return 0
+}
+
+// classList renders symptom classes for a table cell.
+func classList(cs []symptom.Class) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = string(c)
+	}
+	return strings.Join(parts, ",")
 }

@@ -25,6 +25,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // runCatalog is wired into main's command switch by `lore catalog`; these
@@ -127,6 +129,8 @@ func TestCatalogSearchSeed(t *testing.T) {
 	g.Expect(hits[0].Status).To(Equal("active"))
 	g.Expect(hits[0].Score).To(BeNumerically(">", 0))
 	g.Expect(hits[0].SelfScore).To(BeNumerically(">", 0))
+	g.Expect(hits[0].Classes).To(ContainElement(symptom.ImagePull), "search shows the classes recall reads")
+	g.Expect(lines[0]).To(ContainSubstring("CLASSES"))
 
 	code, out, _ = runCatalogCmd("search", "--dir", "../../config/catalog", "CertManagerCertExpirySoon")
 	g.Expect(code).To(Equal(0))

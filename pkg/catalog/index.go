@@ -49,6 +49,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/runlore/runlore/pkg/okf"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // Indexed fields. A match on the title, the tags, an alertname or the
@@ -85,6 +86,42 @@ type Document struct {
 	ID      string
 	Catalog string
 	*okf.Entry
+	// symptoms caches Symptoms: read on a document's first search hit, not
+	// at indexing, so a large catalog indexes at the speed it always did.
+	symptoms *lazySymptoms
+}
+
+// Symptoms is what an entry is about in the shared symptom vocabulary.
+type Symptoms struct {
+	// Classes and RuledOut are the entry's classes (EntryClasses).
+	Classes, RuledOut []symptom.Class
+	// Alerts are the alert names it is about (EntryAlerts).
+	Alerts []string
+}
+
+type lazySymptoms struct {
+	once sync.Once
+	s    Symptoms
+}
+
+// newDocument is an indexed entry.
+func newDocument(catalog string, e *okf.Entry) *Document {
+	return &Document{ID: EntryID(catalog, e.Path), Catalog: catalog, Entry: e, symptoms: &lazySymptoms{}}
+}
+
+// Symptoms reads the entry's symptom classes, once per indexed entry.
+func (d Document) Symptoms() Symptoms {
+	read := func() Symptoms {
+		var s Symptoms
+		s.Classes, s.RuledOut = EntryClasses(d.Entry)
+		s.Alerts = EntryAlerts(d.Entry)
+		return s
+	}
+	if d.symptoms == nil {
+		return read()
+	}
+	d.symptoms.once.Do(func() { d.symptoms.s = read() })
+	return d.symptoms.s
 }
 
 // Hit is one search result.
@@ -230,7 +267,7 @@ func (ix *Index) Replace(ctx context.Context, catalog, revision string, entries 
 		default:
 			continue
 		}
-		upserts = append(upserts, &Document{ID: id, Catalog: catalog, Entry: e})
+		upserts = append(upserts, newDocument(catalog, e))
 	}
 	var removed []string
 	for id := range old {

@@ -202,7 +202,10 @@ type RecallReport struct {
 	Versions  *RecallVersions `json:"versions,omitempty"`
 	Intervals *Intervals      `json:"intervals,omitempty"`
 	Baseline  *GateResult     `json:"baseline,omitempty"`
-	Cases     []RecallCaseRun `json:"cases"`
+	// Skipped lists the catalog files left out of the index, each with
+	// the error that kept it out.
+	Skipped []SkippedEntry  `json:"skipped,omitempty"`
+	Cases   []RecallCaseRun `json:"cases"`
 }
 
 // RecallCaseRun is one case's outcome.

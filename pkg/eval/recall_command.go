@@ -94,7 +94,10 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
 		return ExitBadInput
 	}
-	ix, _, err := LoadRecallCatalog(ctx, *catalogDir)
+	ix, _, skipped, err := LoadRecallCatalog(ctx, *catalogDir)
+	for _, sk := range skipped {
+		fmt.Fprintf(stderr, "lore eval recall: warning: %s; entry skipped\n", sk)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
 		var inputErr *InputError
@@ -122,6 +125,7 @@ func RecallCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return ExitEvalError
 	}
 	rep.Versions = recallVersions(policy)
+	rep.Skipped = skipped
 	if rep.Intervals, rep.Baseline, err = gate.Apply("recall", RecallUnits(rep, func(i int) bool { return len(cases[i].Expect) > 0 })); err != nil {
 		fmt.Fprintf(stderr, "lore eval recall: %v\n", err)
 		return ExitBadInput

@@ -281,3 +281,82 @@ func TestRelate(t *testing.T) {
 		})
 	}
 }
+
+// The scraper is never the subject: label sets as kube-prometheus-stack
+// delivers the upstream rules when kube-state-metrics, Argo CD, the
+// Elasticsearch exporter or a Flux controller is the scrape target, copied
+// from real payloads (names changed).
+func TestFromLabelsSubjectNotScraper(t *testing.T) {
+	ksmTarget := map[string]string{
+		"job": "kube-state-metrics", "service": "kube-prometheus-stack-kube-state-metrics", "endpoint": "http",
+		"container": "kube-state-metrics", "instance": "10.42.1.14:8080",
+		"pod": "kube-prometheus-stack-kube-state-metrics-7d9c8b6f4-zx8qv",
+	}
+	runExporterCases(t, []exporterCase{
+		{"kubernetes-mixin KubeDeploymentReplicasMismatch",
+			with(ksmTarget, "alertname", "KubeDeploymentReplicasMismatch", "namespace", "storefront", "deployment", "search-api"),
+			&runlorev1.Workload{Namespace: "storefront", Kind: KindDeployment, Name: "search-api"}},
+		{"kubernetes-mixin KubeQuotaExceeded (job and instance aggregated away)",
+			with(map[string]string{"pod": ksmTarget["pod"], "container": "kube-state-metrics", "service": ksmTarget["service"]},
+				"alertname", "KubeQuotaExceeded", "namespace", "ml-batch", "resourcequota", "compute-resources", "resource", "requests.cpu"),
+			&runlorev1.Workload{Namespace: "ml-batch", Kind: KindResourceQuota, Name: "compute-resources"}},
+		{"kubernetes-mixin KubeNodeNotReady",
+			with(ksmTarget, "alertname", "KubeNodeNotReady", "namespace", "monitoring", "node", "ip-10-0-5-41.eu-west-1.compute.internal", "condition", "Ready", "status", "true"),
+			&runlorev1.Workload{Kind: KindNode, Name: "ip-10-0-5-41.eu-west-1.compute.internal"}},
+		{"kube-state-metrics without honorLabels: the object's pod in exported_pod",
+			with(ksmTarget, "alertname", "KubePodCrashLooping", "namespace", "monitoring", "exported_namespace", "media", "exported_pod", "transcoder-6b8d9c7f5-2kq8z", "reason", "CrashLoopBackOff"),
+			&runlorev1.Workload{Namespace: "media", Kind: KindDeployment, Name: "transcoder"}},
+		{"kube-state-metrics with honorLabels: the object's own pod",
+			with(ksmTarget, "alertname", "KubePodCrashLooping", "namespace", "storefront", "pod", "payment-gateway-7c9f6d8b4-mx2lp", "container", "gateway"),
+			&runlorev1.Workload{Namespace: "storefront", Kind: KindDeployment, Name: "payment-gateway"}},
+		{"kube-state-metrics' own pod crash looping",
+			with(ksmTarget, "alertname", "KubePodCrashLooping", "namespace", "monitoring", "reason", "CrashLoopBackOff"),
+			&runlorev1.Workload{Namespace: "monitoring", Kind: KindDeployment, Name: "kube-prometheus-stack-kube-state-metrics"}},
+		{"Flux gotk_resource_info through kube-state-metrics",
+			with(ksmTarget, "alertname", "FluxReconciliationFailure", "namespace", "monitoring", "customresource_kind", "HelmRelease",
+				"customresource_group", "helm.toolkit.fluxcd.io", "exported_namespace", "ingress-nginx", "name", "ingress-nginx", "ready", "False"),
+			&runlorev1.Workload{Namespace: "ingress-nginx", Kind: "HelmRelease", Name: "ingress-nginx"}},
+		{"Flux gotk_reconcile_condition from the controller's PodMonitor",
+			map[string]string{"alertname": "ReconciliationFailure", "kind": "Kustomization", "name": "apps", "exported_namespace": "flux-system",
+				"namespace": "flux-system", "pod": "kustomize-controller-5f4d8c7b9-ml2kp", "job": "flux-system/flux-system", "type": "Ready", "status": "False"},
+			&runlorev1.Workload{Namespace: "flux-system", Kind: "Kustomization", Name: "apps"}},
+		{"Argo CD argocd_app_info from the application controller",
+			map[string]string{"alertname": "ArgoCdAppOutOfSync", "name": "billing", "namespace": "argocd", "project": "default", "dest_namespace": "billing",
+				"sync_status": "OutOfSync", "job": "argocd-metrics", "pod": "argocd-application-controller-0", "container": "application-controller", "service": "argocd-metrics"},
+			&runlorev1.Workload{Namespace: "argocd", Kind: KindApplication, Name: "billing"}},
+		{"Elasticsearch exporter: its own pod, no object named",
+			map[string]string{"alertname": "ElasticsearchDiskOutOfSpace", "cluster": "logs-es", "name": "logs-es-data-2", "namespace": "logging",
+				"pod": "prometheus-elasticsearch-exporter-6c7d8f9b5-2kxlq", "job": "prometheus-elasticsearch-exporter"},
+			&runlorev1.Workload{Namespace: "logging", Kind: KindDeployment, Name: "prometheus-elasticsearch-exporter"}},
+		{"a database exporter sidecar names the database pod",
+			map[string]string{"alertname": "PostgresqlReplicationLag", "namespace": "data", "pod": "ledger-postgresql-1", "container": "metrics", "job": "ledger-postgresql-metrics"},
+			&runlorev1.Workload{Namespace: "data", Kind: KindStatefulSet, Name: "ledger-postgresql"}},
+	})
+}
+
+func TestParseAnyKind(t *testing.T) {
+	for _, tc := range []struct {
+		resource string
+		want     runlorev1.Workload
+	}{
+		{"ec2nodeclass://*", runlorev1.Workload{Namespace: Wildcard, Kind: "ec2nodeclass", Name: Wildcard}},
+		{"certificate://edge/*", runlorev1.Workload{Namespace: "edge", Kind: KindCertificate, Name: Wildcard}},
+		{"clusterissuer://letsencrypt-prod", runlorev1.Workload{Kind: "ClusterIssuer", Name: "letsencrypt-prod"}},
+		{"nodepool://default", runlorev1.Workload{Kind: "nodepool", Name: "default"}},
+		{"ScaledObject/orders/consumer", runlorev1.Workload{Namespace: "orders", Kind: "ScaledObject", Name: "consumer"}},
+	} {
+		t.Run(tc.resource, func(t *testing.T) {
+			g := NewWithT(t)
+			w, err := Parse(tc.resource)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(w).To(Equal(tc.want))
+		})
+	}
+	// Kinds compare ignoring case: a catalog's scheme covers the alert's kind.
+	w, _ := Parse("ec2nodeclass://*")
+	NewWithT(t).Expect(Relate(runlorev1.Workload{Namespace: "karpenter", Kind: "EC2NodeClass", Name: "default"}, w)).To(Equal(ScopeKind))
+	for _, bad := range []string{"ec2-nodeclass://*", "clusterissuer://Bad_Name", "9kind://x/y"} {
+		_, err := Parse(bad)
+		NewWithT(t).Expect(err).To(HaveOccurred(), bad)
+	}
+}

@@ -158,9 +158,10 @@ func Agree(a, b runlorev1.Workload) bool {
 		return IsNode(a) && IsNode(b)
 	}
 	if !IsCloud(a) {
-		return known(a.Kind, b.Kind)
+		return a.Kind == "" || b.Kind == "" || SameKind(a.Kind, b.Kind)
 	}
-	return known(cloudService(a.Kind), cloudService(b.Kind)) && known(a.Account, b.Account) && known(a.Region, b.Region)
+	ka, kb := cloudService(a.Kind), cloudService(b.Kind)
+	return (ka == "" || kb == "" || SameKind(ka, kb)) && known(a.Account, b.Account) && known(a.Region, b.Region)
 }
 
 // cloudService is the service part of a cloud kind, so an identity read

@@ -134,7 +134,8 @@ func TestString(t *testing.T) {
 // parsed identity always agrees with itself.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"apps/web", "Deployment/apps/web", "arn:aws:rds:eu-west-1:1:db:x", "x", "a//b", "arn::::::",
-		"apps/deploy/web", "k8s://apps/deployment/web", "kubernetes://Deployment/apps/web", "helmrelease://*", "apps/*", "Namespace/apps", "Node/*", "node://n1"} {
+		"apps/deploy/web", "k8s://apps/deployment/web", "kubernetes://Deployment/apps/web", "helmrelease://*", "apps/*", "Namespace/apps", "Node/*", "node://n1",
+		"ec2nodeclass://*", "certificate://edge/*", "clusterissuer://letsencrypt-prod", "nodepool://default"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -131,9 +131,14 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 	if v := labels["persistentvolumeclaim"]; v != "" {
 		return k8s(KindPVC, v)
 	}
-	if v := labels["pod"]; v != "" {
+	// A pod the series was renamed away from is the object's own.
+	if v := labels["exported_pod"]; v != "" {
 		return k8s(ReducePod(v))
 	}
+	// An object named by kind and name (Flux, kube-state-metrics' custom
+	// resource state), an Argo CD Application or a Certificate comes before
+	// pod: such series carry the controller or exporter that reports them
+	// as pod.
 	name := labels["name"]
 	if kind := firstOf(labels, "kind", "customresource_kind"); kind != "" && name != "" {
 		return k8s(kind, name)
@@ -145,6 +150,15 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 		case certificateAlert(labels):
 			return k8s(KindCertificate, name)
 		}
+	}
+	pod := labels["pod"]
+	if pod != "" && !exporterPod(labels) {
+		return k8s(ReducePod(pod))
+	}
+	if v := labels["node"]; v != "" {
+		// kube-state-metrics' node series (KubeNodeNotReady): the node,
+		// not the exporter's pod or namespace.
+		return &runlorev1.Workload{Kind: KindNode, Name: v}
 	}
 	if v := labels["certificate"]; v != "" {
 		return k8s(KindCertificate, v)
@@ -160,14 +174,46 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 		// service; without a service, the scrape job names the target.
 		return k8s("", v)
 	}
+	if pod != "" {
+		// Nothing else names a subject: the alert is about the exporter
+		// itself (it crash loops, it is down).
+		ns := labels["namespace"]
+		if ns == "" {
+			ns = labels["exported_namespace"]
+		}
+		kind, name := ReducePod(pod)
+		return &runlorev1.Workload{Namespace: ns, Kind: kind, Name: name}
+	}
 	return nil
+}
+
+// exporterPod reports whether the pod label names the exporter that
+// scraped the series rather than the object it describes: the scrape
+// target's job, service or container names a describing exporter and the
+// pod is that exporter's (kube-prometheus-stack-kube-state-metrics-… for
+// job kube-state-metrics). A kube-state-metrics series about another pod
+// keeps that pod's name (honorLabels), which names no exporter.
+func exporterPod(labels map[string]string) bool {
+	pod := labels["pod"]
+	for _, e := range describingExporters {
+		if !strings.Contains(pod, e) {
+			continue
+		}
+		for _, k := range [...]string{"job", "service", "container"} {
+			if strings.Contains(labels[k], e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // describingExporters are scrape jobs whose series describe other objects:
 // their service (and pod) labels name the exporter's own target, not what
 // the alert is about — unless the exporter itself is down.
 var describingExporters = []string{"kube-state-metrics", "kubelet", "cadvisor", "node-exporter", "cert-manager",
-	"yace", "cloudwatch", "blackbox", "kube-prometheus-stack"}
+	"yace", "cloudwatch", "blackbox", "kube-prometheus-stack", "argocd", "elasticsearch-exporter", "kafka-exporter",
+	"redis-exporter", "postgres-exporter", "mysqld-exporter", "rabbitmq-exporter"}
 
 func describingExporter(job string) bool {
 	for _, e := range describingExporters {

@@ -34,7 +34,8 @@ const Wildcard = "*"
 const AcceptedSpellings = "namespace/name, Kind/namespace/name, namespace/kind/name, " +
 	"k8s://namespace/kind/name or k8s://kind/namespace/name (also kubernetes://), kind://namespace/name, " +
 	"Node/name, an ARN (arn:partition:service:region:account:resource), a bare cloud id, " +
-	"and for playbooks the globs Kind/*/*, Kind/namespace/*, namespace/*, Namespace/name and kind://*"
+	"kind://name for a cluster-scoped kind, and for playbooks the globs Kind/*/*, Kind/namespace/*, namespace/*, " +
+	"Namespace/name and kind://* (any kind, custom resources included)"
 
 // kindNames maps the spellings of a kind people write (kubectl's short
 // names, plurals, any case) to the kind. Only these are recognised in the
@@ -84,6 +85,13 @@ func init() {
 	kindNames["ingress"] = "Ingress"
 }
 
+// KnownKind reports whether s spells a kind RunLore knows (any case,
+// kubectl's short names and plurals).
+func KnownKind(s string) bool {
+	_, ok := canonicalKind(s)
+	return ok
+}
+
 // canonicalKind is the kind a segment spells, if it is a known one.
 func canonicalKind(s string) (string, bool) {
 	k, ok := kindNames[strings.ToLower(s)]
@@ -108,6 +116,8 @@ var (
 	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 	// objectName is an object name as Kubernetes allows one (a DNS subdomain).
 	objectName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+	// schemeKind is a kind written as a URI scheme: letters and digits.
+	schemeKind = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,62}$`)
 )
 
 // checkSegments refuses a namespace or name no Kubernetes object can have:
@@ -263,6 +273,12 @@ func parseURI(resource, scheme, rest string) (runlorev1.Workload, error) {
 	if !ok {
 		kind, ok = canonicalKind(scheme)
 	}
+	if !ok && schemeKind.MatchString(scheme) {
+		// Any other kind, custom resources included, as the author spelled
+		// it: kinds compare ignoring case (SameKind), so ec2nodeclass://
+		// covers an alert's EC2NodeClass.
+		kind, ok = scheme, true
+	}
 	if !ok {
 		return fail("unknown scheme " + scheme + ":// (use k8s://, kubernetes:// or a kind such as helmrelease://)")
 	}
@@ -275,6 +291,13 @@ func parseURI(resource, scheme, rest string) (runlorev1.Workload, error) {
 		return runlorev1.Workload{Namespace: Wildcard, Kind: kind, Name: Wildcard}, nil
 	case len(parts) == 1 && kind == KindNode:
 		return runlorev1.Workload{Kind: KindNode, Name: parts[0]}, nil
+	case len(parts) == 1 && kind != KindNamespace:
+		// A cluster-scoped object (ClusterIssuer, EC2NodeClass, a
+		// StorageClass): a name with no namespace.
+		if !objectName.MatchString(parts[0]) {
+			return fail(fmt.Sprintf("name %q is not a Kubernetes object name (lower-case letters, digits, '-' and '.')", parts[0]))
+		}
+		return runlorev1.Workload{Kind: kind, Name: parts[0]}, nil
 	case len(parts) == 2:
 		w, err := parse(kind + "/" + parts[0] + "/" + parts[1])
 		if err != nil {

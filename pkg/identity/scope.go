@@ -16,7 +16,11 @@ limitations under the License.
 
 package identity
 
-import runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+import (
+	"strings"
+
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+)
 
 // Scope is how an entry's parsed resource covers an incident's identity,
 // weakest first. Recall holds the weaker scopes to stricter bars.
@@ -69,10 +73,10 @@ func Relate(incident, entry runlorev1.Workload) Scope {
 				return ScopeKind
 			}
 		case entry.Namespace == Wildcard:
-			if !IsCloud(incident) && entry.Kind != "" && incident.Kind == entry.Kind {
+			if !IsCloud(incident) && entry.Kind != "" && SameKind(incident.Kind, entry.Kind) {
 				return ScopeKind
 			}
-		case !IsCloud(incident) && incident.Namespace == entry.Namespace && (entry.Kind == "" || entry.Kind == incident.Kind):
+		case !IsCloud(incident) && incident.Namespace == entry.Namespace && (entry.Kind == "" || SameKind(entry.Kind, incident.Kind)):
 			return ScopeNamespace
 		}
 		return ScopeNone
@@ -99,3 +103,8 @@ func qualified(a, b runlorev1.Workload) bool {
 	}
 	return a.Kind != "" && b.Kind != ""
 }
+
+// SameKind reports whether two spellings name one kind: kinds compare
+// ignoring case, since a catalog writes helmrelease:// or ec2nodeclass://
+// where an alert's label says HelmRelease or EC2NodeClass.
+func SameKind(a, b string) bool { return strings.EqualFold(a, b) }

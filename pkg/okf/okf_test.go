@@ -240,7 +240,7 @@ func TestValidate(t *testing.T) {
 		{name: "clean playbook", file: "---\ntype: Playbook\ntitle: t\ndescription: d\ntags: [A]\n---\n## Investigate\nx\n"},
 		{name: "clean concept without investigate", file: "---\ntype: Concept\ntitle: t\ndescription: d\ntags: [A]\n---\ntext\n"},
 		{name: "missing everything", file: "---\nfoo: bar\n---\n", wants: []want{
-			{SeverityError, KeyType, 1}, {SeverityError, KeyTitle, 1}, {SeverityError, KeyDescription, 1},
+			{SeverityError, KeyType, 1}, {SeverityError, KeyTitle, 1}, {SeverityWarning, KeyDescription, 1},
 			{SeverityError, "body", 4}, {SeverityWarning, KeyTags, 1},
 		}},
 		{name: "long title", file: "---\ntype: Concept\ntitle: " + strings.Repeat("x", 121) + "\ndescription: d\ntags: [a]\n---\nb\n",

@@ -136,27 +136,7 @@ func Sectionize(e *Entry) (string, bool) {
 	if e.Type != TypeIncident || !e.IsProse() || strings.TrimSpace(e.Body) == "" {
 		return "", false
 	}
-	var symptom, cause, resolution []string
-	last := &symptom
-	for i, p := range paragraphs(e.Body) {
-		switch {
-		case isCode(p):
-			if last == &symptom && i > 0 {
-				last = &resolution
-			}
-		case i == 0 && !causeCue.MatchString(p):
-			last = &symptom
-		case imperative.MatchString(p):
-			last = &resolution
-		case causeCue.MatchString(p) && !(resolutionCue.MatchString(p) && len(cause) > 0):
-			last = &cause
-		case resolutionCue.MatchString(p):
-			last = &resolution
-		default:
-			last = &symptom
-		}
-		*last = append(*last, p)
-	}
+	symptom, cause, resolution := splitProse(e.Body)
 	if len(symptom) == 0 && len(cause) > 0 {
 		// The prose opens with its reason: the description says what is seen.
 		symptom = append(symptom, e.Description)
@@ -176,4 +156,51 @@ func Sectionize(e *Entry) (string, bool) {
 	section(&b, SectionCause, cause)
 	section(&b, SectionResolution, resolution)
 	return strings.TrimRight(b.String(), "\n") + "\n", true
+}
+
+// SymptomText is what the entry says is seen: its ## Symptom (or
+// ## Meaning) section, else the paragraphs of its prose that give no
+// remedy and no reason, with the opening paragraph always (the opening of
+// a postmortem, a chat log's first report). Symptom classes are read from it, not from the cause or the fix.
+func (e *Entry) SymptomText() string {
+	if s := e.Section(SectionSymptom); s != "" {
+		return s
+	}
+	if len(e.Sections) > 0 && !e.IsProse() {
+		return ""
+	}
+	// The opening paragraph says what happened even when it also says why.
+	symptom, _, _ := splitProse(e.Body)
+	if paras := paragraphs(e.Body); len(paras) > 0 && (len(symptom) == 0 || symptom[0] != paras[0]) && !isCode(paras[0]) {
+		symptom = append([]string{paras[0]}, symptom...)
+	}
+	return strings.Join(symptom, "\n\n")
+}
+
+// splitProse sorts a prose body's paragraphs: the first (and any other
+// paragraph without a cue) is the symptom, paragraphs that give a reason
+// are the cause, paragraphs that say what to do (and the code beside them)
+// are the resolution.
+func splitProse(body string) (symptom, cause, resolution []string) {
+	last := &symptom
+	for i, p := range paragraphs(body) {
+		switch {
+		case isCode(p):
+			if last == &symptom && i > 0 {
+				last = &resolution
+			}
+		case i == 0 && !causeCue.MatchString(p):
+			last = &symptom
+		case imperative.MatchString(p):
+			last = &resolution
+		case causeCue.MatchString(p) && !(resolutionCue.MatchString(p) && len(cause) > 0):
+			last = &cause
+		case resolutionCue.MatchString(p):
+			last = &resolution
+		default:
+			last = &symptom
+		}
+		*last = append(*last, p)
+	}
+	return symptom, cause, resolution
 }

@@ -83,7 +83,9 @@ func Validate(e *Entry) []Diagnostic {
 		errorf(KeyTitle, e.Line(KeyTitle), "title is %d bytes; at most %d", len(e.Title), MaxTitleBytes)
 	}
 	if e.Description == "" {
-		errorf(KeyDescription, e.Line(KeyDescription), "description is missing")
+		// Postmortems and chat notes are written without one; the title and
+		// body still say what happened, so the entry is indexed.
+		add(SeverityWarning, KeyDescription, e.Line(KeyDescription), "no description: search and recall read the title and body; one sentence on the symptom helps")
 	}
 	incident := e.Type == TypeIncident
 	if incident && e.Resource == "" {

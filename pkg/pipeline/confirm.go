@@ -37,6 +37,7 @@ import (
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/phase"
 	"github.com/runlore/runlore/pkg/recall"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // This file holds what the Recall step's live-state confirm checks a
@@ -58,63 +59,32 @@ func (o objectRef) String() string {
 	return o.Kind + "/" + o.Namespace + "/" + o.Name
 }
 
-// conditionClasses maps the condition words Kubernetes reports (container
-// waiting and termination reasons, pod reasons, event reasons) to the
-// symptom class they belong to: an entry naming ErrImagePull agrees with a
-// pod in ImagePullBackOff.
-var conditionClasses = map[string]string{
-	"OOMKilled": "oom", "OOMKilling": "oom", "SystemOOM": "oom",
-	"ImagePullBackOff": "image-pull", "ErrImagePull": "image-pull", "ErrImageNeverPull": "image-pull",
-	"InvalidImageName": "image-pull", "ImageInspectError": "image-pull", "RegistryUnavailable": "image-pull",
-	"CrashLoopBackOff":           "crash-loop",
-	"CreateContainerConfigError": "container-config", "CreateContainerError": "container-config",
-	"RunContainerError": "container-start", "ContainerCannotRun": "container-start", "StartError": "container-start",
-	"Evicted": "eviction", "Evicting": "eviction",
-	"FailedScheduling": "scheduling", "Unschedulable": "scheduling",
-	"FailedMount": "volume", "FailedAttachVolume": "volume", "ProvisioningFailed": "volume",
-	"FailedCreatePodSandBox":   "sandbox",
-	"ProgressDeadlineExceeded": "rollout",
-	"BackoffLimitExceeded":     "job", "DeadlineExceeded": "job",
-	"NodeNotReady": "node",
-}
-
-// conditionWord finds the condition words in text, any case, as whole
-// words; canonical maps a lower-cased word back to its spelling.
-var (
-	conditionWord *regexp.Regexp
-	canonical     = map[string]string{}
-)
-
-// livePhrases are what kubelet writes in event messages for a class whose
-// event reason is generic (BackOff, Failed).
-var livePhrases = map[string]string{
-	"back-off restarting failed container": "crash-loop",
-	"back-off pulling image":               "image-pull",
-	"failed to pull image":                 "image-pull",
-	"out of memory":                        "oom",
-	"oom-kill":                             "oom",
-}
-
-func init() {
-	words := make([]string, 0, len(conditionClasses))
-	for w := range conditionClasses {
-		words = append(words, regexp.QuoteMeta(w))
-		canonical[strings.ToLower(w)] = w
+// conditionClass is the symptom class of a condition word Kubernetes
+// reports (a container waiting or termination reason, a pod or event
+// reason), read through the shared vocabulary: an entry naming ErrImagePull
+// agrees with a pod in ImagePullBackOff. A word that names no specific
+// class (Failed, NotReady) is not a condition the confirm can check.
+func conditionClass(word string) string {
+	c := symptom.OfReason(word)
+	if c == "" || symptom.Generic(c) {
+		return ""
 	}
-	sort.Slice(words, func(i, j int) bool { return len(words[i]) > len(words[j]) })
-	conditionWord = regexp.MustCompile(`(?i)\b(` + strings.Join(words, "|") + `)\b`)
+	return string(c)
 }
 
-// conditionsIn are the condition words text names, canonically spelled,
-// each once, in order of appearance.
+// reasonLike finds the words of a text that may be condition words.
+var reasonLike = regexp.MustCompile(`\b[A-Za-z][A-Za-z]{3,}\b`)
+
+// conditionsIn are the condition words text names, as written, each once,
+// in order of appearance.
 func conditionsIn(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range conditionWord.FindAllString(text, -1) {
-		w := canonical[strings.ToLower(m)]
-		if w != "" && !seen[w] {
-			seen[w] = true
-			out = append(out, w)
+	for _, m := range reasonLike.FindAllString(text, -1) {
+		k := strings.ToLower(m)
+		if !seen[k] && conditionClass(m) != "" {
+			seen[k] = true
+			out = append(out, m)
 		}
 	}
 	return out
@@ -392,7 +362,7 @@ func observe(ns string, pods []corev1.Pod, events []corev1.Event) liveState {
 		if word == "" {
 			return
 		}
-		if class, ok := conditionClasses[word]; ok {
+		if class := conditionClass(word); class != "" {
 			for _, w := range live.classes[class] {
 				if w == word {
 					return
@@ -409,9 +379,10 @@ func observe(ns string, pods []corev1.Pod, events []corev1.Event) liveState {
 		for _, w := range conditionsIn(m) {
 			seen(w)
 		}
-		lm := strings.ToLower(m)
-		for phrase, class := range livePhrases {
-			if strings.Contains(lm, phrase) && len(live.classes[class]) == 0 {
+		// A message whose reason is generic (BackOff, Failed) still names
+		// its class: "Back-off restarting failed container".
+		for _, c := range symptom.InText(m) {
+			if class := string(c); !symptom.Generic(c) && len(live.classes[class]) == 0 {
 				live.classes[class] = append(live.classes[class], "")
 			}
 		}
@@ -606,7 +577,7 @@ func judge(cl entryClaims, live liveState, ns string, exists lookup) judgement {
 		return j
 	}
 	for _, w := range cl.Conditions {
-		if _, ok := live.observed(conditionClasses[w]); ok {
+		if _, ok := live.observed(conditionClass(w)); ok {
 			j.Conditions = append(j.Conditions, w)
 		}
 	}
@@ -615,7 +586,7 @@ func judge(cl entryClaims, live liveState, ns string, exists lookup) judgement {
 	named := cl.Symptom
 	anySeen := false
 	for _, w := range named {
-		if _, ok := live.observed(conditionClasses[w]); ok {
+		if _, ok := live.observed(conditionClass(w)); ok {
 			anySeen = true
 		}
 	}

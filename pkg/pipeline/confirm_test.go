@@ -349,7 +349,7 @@ func FuzzEntryText(f *testing.F) {
 			}
 		}
 		for _, w := range conditionsIn(text) {
-			if conditionClasses[w] == "" {
+			if conditionClass(w) == "" {
 				t.Fatalf("conditionsIn(%q) found %q", text, w)
 			}
 		}

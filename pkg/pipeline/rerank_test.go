@@ -206,7 +206,7 @@ func TestRecallStepReranks(t *testing.T) {
 
 	// No model configured: the policy's rerank is off, and says so.
 	inv = run(nil)
-	g.Expect(rerankGate(inv.Status.Recall).Reason).To(ContainSubstring("no model is configured: the margin gate decides"))
+	g.Expect(rerankGate(inv.Status.Recall).Reason).To(ContainSubstring("no model is configured: symptom classes decide"))
 
 	// The model is down: recall falls through with its candidates as leads.
 	calls.Store(0)

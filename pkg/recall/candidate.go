@@ -34,6 +34,7 @@ import (
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // Candidate is one catalog entry the search returned for an incident, with
@@ -72,6 +73,11 @@ type Candidate struct {
 	// Excerpt is the entry's description and the start of its body, for
 	// the reranker to read; empty when the searcher has no entry text.
 	Excerpt string
+	// Classes are the symptom classes the entry is about and RuledOut the
+	// ones it names only to rule out (catalog.EntryClasses).
+	Classes, RuledOut []symptom.Class
+	// Alerts are the alert names the entry is about, when it names any.
+	Alerts []string
 	// Fused is the reciprocal-rank-fusion score of a hybrid search and
 	// Cosine the entry's vector similarity to the incident; both zero for
 	// a lexical search. A fused search ranks by Fused, else by Score.

@@ -51,5 +51,9 @@ func FromHit(h *catalog.Hit) Candidate {
 		c.Timestamp, c.LastValidated = e.Timestamp, e.LastValidated
 		c.Excerpt = excerpt(e.Description, e.Body)
 	}
+	if h.Entry != nil {
+		sy := h.Symptoms()
+		c.Classes, c.RuledOut, c.Alerts = sy.Classes, sy.RuledOut, sy.Alerts
+	}
 	return c
 }

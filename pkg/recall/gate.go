@@ -26,6 +26,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/outcome"
+	"github.com/runlore/runlore/pkg/symptom"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -86,6 +87,10 @@ type eligible struct {
 	factor   float64
 	decayed  bool
 	trustWhy string
+	// rel and classWhy are how the entry's symptom classes relate to the
+	// incident's (relate).
+	rel      symptom.Relation
+	classWhy string
 }
 
 // Recall searches and decides: the wide candidate set (Policy.K) from the
@@ -145,6 +150,7 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 			continue
 		}
 		e := eligible{c: c, tier: tier, match: c.TextMatch()}
+		e.rel, e.classWhy = relate(in.Query, c)
 		e.factor, e.decayed, e.trustWhy = trustGate(in.Trust[c.ID], in.ResolveChannelLive, p)
 		pool = append(pool, e)
 	}
@@ -162,10 +168,10 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 	case p.Rerank:
 		// Asked for, but there is no model to ask: say so, and let the
 		// margin decide rather than fail or fire on nothing.
-		d.Gates = append(d.Gates, gate(GateRerank, false, "the RecallPolicy asks for the reranker, but no model is configured: the margin gate decides"))
-		fired, sep = marginGates(p, pool, d)
+		d.Gates = append(d.Gates, gate(GateRerank, false, "the RecallPolicy asks for the reranker, but no model is configured: symptom classes decide"))
+		fired, sep = classGates(in.Query, p, pool, d)
 	default:
-		fired, sep = marginGates(p, pool, d)
+		fired, sep = classGates(in.Query, p, pool, d)
 	}
 	if fired != nil {
 		res.Fired = fired.c

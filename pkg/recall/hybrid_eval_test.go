@@ -39,7 +39,7 @@ func TestHybridRecallHoldsOnTheCorpora(t *testing.T) {
 			ctx := context.Background()
 			cases, err := eval.ReadRecallCasesFile(dir + "/cases.jsonl")
 			g.Expect(err).NotTo(HaveOccurred())
-			ix, _, err := eval.LoadRecallCatalog(ctx, dir+"/catalog")
+			ix, _, _, err := eval.LoadRecallCatalog(ctx, dir+"/catalog")
 			g.Expect(err).NotTo(HaveOccurred())
 			defer func() { _ = ix.Close() }()
 			now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)

@@ -269,7 +269,7 @@ func TestRerankWithoutAModel(t *testing.T) {
 	rg := gateByName(res.Decision, GateRerank)
 	g.Expect(rg).To(HaveLen(1))
 	g.Expect(rg[0].Passed).To(BeFalse())
-	g.Expect(rg[0].Reason).To(ContainSubstring("no model is configured: the margin gate decides"))
+	g.Expect(rg[0].Reason).To(ContainSubstring("no model is configured: symptom classes decide"))
 	g.Expect(gateByName(res.Decision, GateMargin)).To(HaveLen(1))
 }
 

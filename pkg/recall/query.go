@@ -22,6 +22,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/symptom"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -31,6 +32,14 @@ import (
 type Query struct {
 	Text     string
 	Workload *runlorev1.Workload
+	// Classes are the incident's symptom classes: its alert name, reason
+	// label and annotations read through the shared vocabulary.
+	Classes []symptom.Class
+	// AlertName is the alert's name, when the incident came from one, and
+	// Named the classes its name and reason label name (the annotations
+	// left out): what an entry that rules a class out is held against.
+	AlertName string
+	Named     []symptom.Class
 }
 
 // maxMessageBytes bounds how much of an incident's message joins the
@@ -61,6 +70,15 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 	q := Query{Workload: inc.Workload}
 	if q.Workload == nil {
 		q.Workload = identity.FromLabels(inc.Labels)
+	}
+	q.Classes = incidentClasses(inc)
+	q.AlertName = inc.AlertName
+	if q.AlertName == "" {
+		q.AlertName = inc.Labels["alertname"]
+	}
+	q.Named = symptom.OfAlert(q.AlertName)
+	if c := symptom.OfReason(inc.Labels["reason"]); c != "" {
+		q.Named = append(q.Named, c)
 	}
 	var parts []string
 	add := func(s string) {
@@ -106,4 +124,19 @@ func dedupe(parts []string) []string {
 		}
 	}
 	return out
+}
+
+// incidentClasses reads an incident as the shared vocabulary reads an
+// alert: the alertname (also when intake left it out of the labels), the
+// reason label, and the title and message the annotations became.
+func incidentClasses(inc *runlorev1.IncidentSpec) []symptom.Class {
+	labels := inc.Labels
+	if labels["alertname"] == "" && inc.AlertName != "" {
+		labels = make(map[string]string, len(inc.Labels)+1)
+		for k, v := range inc.Labels {
+			labels[k] = v
+		}
+		labels["alertname"] = inc.AlertName
+	}
+	return symptom.Alert(labels, map[string]string{"summary": inc.Title, "description": textutil.Prefix(inc.Message, maxMessageBytes)})
 }
