@@ -107,34 +107,9 @@ func classGates(q Query, p Policy, pool []eligible, d *runlorev1.RecallDecision)
 		}
 		return a.match > b.match
 	})
-	top := &agree[0]
-	ok, why, sep := classCheck(q, p, top, agree[1:])
-	d.Gates = append(d.Gates, gate(GateClass, ok, why))
-	d.Gates = append(d.Gates, gate(GateOutcome, !top.decayed, top.trustWhy))
-	if !top.decayed {
-		if ok {
-			return top, sep
-		}
-		return nil, 0
-	}
-	walked := 0
-	for i := 1; i < len(agree) && walked < p.FallbackCandidates; i++ {
-		c := &agree[i]
-		walked++
-		if c.decayed {
-			d.Gates = append(d.Gates, gate(GateFallback, false, fmt.Sprintf("%s: %s", c.c.Name(), c.trustWhy)))
-			continue
-		}
-		ok, why, sep := classCheck(q, p, c, agree[i+1:])
-		d.Gates = append(d.Gates, gate(GateFallback, ok, fmt.Sprintf("%s: %s; %s", c.c.Name(), why, c.trustWhy)))
-		if ok {
-			return c, sep
-		}
-	}
-	if walked == 0 {
-		d.Gates = append(d.Gates, gate(GateFallback, false, "no further compatible candidate to fall back on"))
-	}
-	return nil, 0
+	return walkGates(p, agree, d, GateClass, "compatible", func(i int) (bool, string, float64) {
+		return classCheck(q, p, &agree[i], agree[i+1:])
+	})
 }
 
 // scopelessGates decides for an incident that names no workload: only

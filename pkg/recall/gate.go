@@ -187,9 +187,19 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 // agreeing candidate, then the bounded runner-up walk if Gate 3 rejected
 // it. It returns the fired candidate and its separation.
 func marginGates(p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligible, float64) {
+	return walkGates(p, pool, d, GateMargin, "agreeing", func(i int) (bool, string, float64) {
+		return marginCheck(p, &pool[i], runnerUp(pool, i, i > 0), i > 0)
+	})
+}
+
+// walkGates runs gate name (check of candidate i against those below it)
+// and Gate 3 on the top candidate, then — if the best match has stopped
+// working — the bounded walk down the pool, each later candidate held to
+// the same check and skipped while decayed itself.
+func walkGates(p Policy, pool []eligible, d *runlorev1.RecallDecision, name, which string, check func(i int) (bool, string, float64)) (*eligible, float64) {
 	top := &pool[0]
-	ok, why, sep := marginCheck(p, top, runnerUp(pool, 0, false), false)
-	d.Gates = append(d.Gates, gate(GateMargin, ok, why))
+	ok, why, sep := check(0)
+	d.Gates = append(d.Gates, gate(name, ok, why))
 	d.Gates = append(d.Gates, gate(GateOutcome, !top.decayed, top.trustWhy))
 	if !top.decayed {
 		if ok {
@@ -197,9 +207,6 @@ func marginGates(p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligi
 		}
 		return nil, 0
 	}
-	// The best match has stopped working. Later candidates may still
-	// answer, each held to the solo floor and judged against the
-	// candidates below it that are not decayed themselves.
 	walked := 0
 	for i := 1; i < len(pool) && walked < p.FallbackCandidates; i++ {
 		c := &pool[i]
@@ -208,14 +215,14 @@ func marginGates(p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligi
 			d.Gates = append(d.Gates, gate(GateFallback, false, fmt.Sprintf("%s: %s", c.c.Name(), c.trustWhy)))
 			continue
 		}
-		ok, why, sep := marginCheck(p, c, runnerUp(pool, i, true), true)
+		ok, why, sep := check(i)
 		d.Gates = append(d.Gates, gate(GateFallback, ok, fmt.Sprintf("%s: %s; %s", c.c.Name(), why, c.trustWhy)))
 		if ok {
 			return c, sep
 		}
 	}
 	if walked == 0 {
-		d.Gates = append(d.Gates, gate(GateFallback, false, "no further agreeing candidate to fall back on"))
+		d.Gates = append(d.Gates, gate(GateFallback, false, "no further "+which+" candidate to fall back on"))
 	}
 	return nil, 0
 }

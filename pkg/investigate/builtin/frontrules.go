@@ -110,24 +110,7 @@ func frontRule(rc ruleContext) []graphHypothesis {
 		services = append(services, s)
 	}
 	if s.Kind == "Ingress" {
-		for _, sy := range s.Symptoms {
-			h := graphHypothesis{}
-			h.summary = fmt.Sprintf("Ingress %s cannot reach its backend (%s): %s", subjectName(g), sy.Word, sy.Message)
-			h.entities = appendUnique(h.entities, s.Ref(), sy.Word)
-			h.evidence = append(h.evidence, evidenceLine(s))
-			h.explains = append(h.explains, sy.Word)
-			h.confidence = cap(weightFrontAlone)
-			refs := []string{s.Ref()}
-			for _, e := range g.Out(s.Ref()) {
-				if e.Rel == graph.RelRoutesTo {
-					refs = append(refs, e.To)
-					h.entities = appendUnique(h.entities, e.To)
-				}
-			}
-			c, what, on := fieldChangeOn(g, refs, symptom.TargetDown, sy.Message, rc.onset, rc.window)
-			withFieldChange(&h, c, what, on, rc.onset)
-			out = append(out, h)
-		}
+		out = append(out, ownSymptoms(rc, s, "Ingress %s cannot reach its backend (%s): %s", graph.RelRoutesTo, symptom.TargetDown)...)
 		for _, e := range g.Out(s.Ref()) {
 			if n := g.Node(e.To); e.Rel == graph.RelRoutesTo && n != nil {
 				services = append(services, n)
@@ -174,26 +157,34 @@ func frontRule(rc ruleContext) []graphHypothesis {
 // replacements that must evict them are blocked; the change that lowered
 // the replicas or tightened the budget is the field that changed.
 func disruptionRule(rc ruleContext) []graphHypothesis {
-	g, s := rc.graph, rc.graph.SubjectNode()
+	s := rc.graph.SubjectNode()
 	if s.Kind != "PodDisruptionBudget" {
 		return nil
 	}
+	return ownSymptoms(rc, s, "PodDisruptionBudget %s blocks every voluntary eviction (%s): %s", graph.RelGuards, symptom.Disruption)
+}
+
+// ownSymptoms is one hypothesis per symptom the subject s shows itself
+// (format takes its name, the symptom's word and its message), blaming the
+// change to s, or to what s points at by rel, whose field can cause class.
+func ownSymptoms(rc ruleContext, s *graph.Node, format, rel string, class symptom.Class) []graphHypothesis {
+	g := rc.graph
 	var out []graphHypothesis
 	for _, sy := range s.Symptoms {
 		h := graphHypothesis{}
-		h.summary = fmt.Sprintf("PodDisruptionBudget %s blocks every voluntary eviction (%s): %s", subjectName(g), sy.Word, sy.Message)
+		h.summary = fmt.Sprintf(format, subjectName(g), sy.Word, sy.Message)
 		h.entities = appendUnique(h.entities, s.Ref(), sy.Word)
 		h.evidence = append(h.evidence, evidenceLine(s))
 		h.explains = append(h.explains, sy.Word)
 		h.confidence = cap(weightFrontAlone)
 		refs := []string{s.Ref()}
 		for _, e := range g.Out(s.Ref()) {
-			if e.Rel == graph.RelGuards {
+			if e.Rel == rel {
 				refs = append(refs, e.To)
 				h.entities = appendUnique(h.entities, e.To)
 			}
 		}
-		c, what, on := fieldChangeOn(g, refs, symptom.Disruption, sy.Message, rc.onset, rc.window)
+		c, what, on := fieldChangeOn(g, refs, class, sy.Message, rc.onset, rc.window)
 		withFieldChange(&h, c, what, on, rc.onset)
 		out = append(out, h)
 	}
