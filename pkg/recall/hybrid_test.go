@@ -18,11 +18,13 @@ package recall
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	. "github.com/onsi/gomega"
 
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/embed"
 )
@@ -180,4 +182,33 @@ func TestBackgroundVectors(t *testing.T) {
 		n, _ := h.SearchNote()
 		return n.Passed
 	}).Should(BeTrue())
+}
+
+// An entry stuffed with alert names under a scope that matches every
+// workload cannot veto the recall of entries about other workloads: each
+// alert still fires its own workload's entry.
+func TestStuffedEntryCannotVetoOtherWorkloads(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	stuffing := strings.Repeat("KubeContainerOOMKilled OOMKilled KubePodCrashLooping CrashLoopBackOff KubePersistentVolumeFillingUp out of memory crash loop filling up ", 20)
+	ix := hybridCatalog(t, fstest.MapFS{
+		"oom.md":     {Data: entryMD("api OOMKilled after a memory limit cut", "payments/api", "Container api is OOMKilled, exit code 137.")},
+		"crash.md":   {Data: entryMD("cart crash loops on a malformed config", "shop/cart", "Container cart exits 1 at start and crash loops.")},
+		"stuffed.md": {Data: entryMD("everything", "deployment://*", stuffing)},
+	})
+	p := DefaultPolicy()
+	for _, tc := range []struct {
+		spec *runlorev1.IncidentSpec
+		want string
+	}{
+		{&runlorev1.IncidentSpec{Title: "Container api in payments was OOMKilled", AlertName: "KubeContainerOOMKilled",
+			Labels: map[string]string{"alertname": "KubeContainerOOMKilled", "namespace": "payments", "pod": "api-7d9f8b6c5-x2x9p", "container": "api"}}, "oom.md"},
+		{&runlorev1.IncidentSpec{Title: "Pod shop/cart-5c8d7b9f6-x2x9p is crash looping", AlertName: "KubePodCrashLooping",
+			Labels: map[string]string{"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "cart-5c8d7b9f6-x2x9p", "container": "cart"}}, "crash.md"},
+	} {
+		res, err := Recall(ctx, SearcherFor(ix, p, nil), nil, Input{Query: Enrich(tc.spec), Policy: p, Now: now, ResolveChannelLive: true})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Fired).NotTo(BeNil(), "%s: %+v", tc.spec.AlertName, res.Decision.Gates)
+		g.Expect(res.Fired.Path).To(Equal(tc.want))
+	}
 }
