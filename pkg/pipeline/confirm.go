@@ -84,6 +84,9 @@ func conditionsIn(text string) []string {
 		k := strings.ToLower(m)
 		if !seen[k] && conditionClass(m) != "" {
 			seen[k] = true
+			if w := symptom.Spelling(m); w != "" {
+				m = w
+			}
 			out = append(out, m)
 		}
 	}

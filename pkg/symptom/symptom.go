@@ -29,6 +29,7 @@ import (
 var (
 	phraseRE = make([]*regexp.Regexp, len(table))
 	byReason = map[string]Class{}
+	spelling = map[string]string{} // lower-cased reason → as Kubernetes spells it
 	shadowOf = map[Class][]Class{}
 	// negation finds a cue that turns the mention after it into a denial
 	// within the same clause: "no OOMKilled", "not a crash loop".
@@ -47,9 +48,16 @@ func init() {
 		}
 		for _, w := range r.reasons {
 			byReason[strings.ToLower(w)] = r.class
+			spelling[strings.ToLower(w)] = w
 		}
 		shadowOf[r.class] = r.shadows
 	}
+}
+
+// Spelling is reason as Kubernetes spells it ("imagepullbackoff" →
+// "ImagePullBackOff"), or "" for a reason the vocabulary does not know.
+func Spelling(reason string) string {
+	return spelling[strings.ToLower(strings.TrimSpace(reason))]
 }
 
 // Generic reports whether c names unavailability without naming its cause

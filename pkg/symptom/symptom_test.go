@@ -220,3 +220,10 @@ func FuzzInText(f *testing.F) {
 		_ = Alert(map[string]string{"alertname": s, "reason": s}, map[string]string{"summary": s})
 	})
 }
+
+func TestSpelling(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Spelling("imagepullbackoff")).To(Equal("ImagePullBackOff"))
+	g.Expect(Spelling(" oomkilled ")).To(Equal("OOMKilled"))
+	g.Expect(Spelling("restarting")).To(BeEmpty())
+}
