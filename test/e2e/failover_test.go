@@ -66,7 +66,8 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 	})
 
 	values := map[string]any{
-		"receiver": map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
+		"receiver":           map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
+		"incidentNamespaces": []string{"payments", "flux-system"},
 		"leaderElection": map[string]any{"enabled": true,
 			"leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "1s"},
 		"catalog": map[string]any{"seed": false, "forge": map[string]any{"secretName": "forge-token"}},

@@ -70,7 +70,10 @@ func TestInstalledOperator(t *testing.T) {
 
 	values := map[string]any{
 		"receiver": map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
-		"catalog":  map[string]any{"forge": map[string]any{"secretName": "forge-token"}},
+		// The teams' namespaces, as an install that investigates them names
+		// them: by default Incidents stay in the release namespace.
+		"incidentNamespaces": []string{"flux-system", "argocd", "shop", "payments", "billing"},
+		"catalog":            map[string]any{"forge": map[string]any{"secretName": "forge-token"}},
 		"rbac": map[string]any{
 			"secrets": []map[string]any{{"namespace": "flux-system", "names": []string{"fleet-auth"}}},
 		},

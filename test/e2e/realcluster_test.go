@@ -94,11 +94,12 @@ func TestRealCluster(t *testing.T) {
 	cfg.CAData, err = os.ReadFile(cfg.CAFile)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	objs := renderChart(t, map[string]any{"receiver": map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}}})
+	faults := []string{"memory", "image", "config", "readiness", "scheduling", "quota"}
+	objs := renderChart(t, map[string]any{"receiver": map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
+		"incidentNamespaces": faults})
 	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	installCRDs(t, admin)
-	faults := []string{"memory", "image", "config", "readiness", "scheduling", "quota"}
 	c := installChart(t, cfg, objs, append([]string{"flux-system", "argocd"}, faults...)...)
 
 	web := registry() + "/web:e2e"
