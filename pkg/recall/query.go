@@ -90,7 +90,7 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 	add(textutil.Prefix(inc.Message, maxMessageBytes))
 	if inc.AlertName != "" {
 		add(inc.AlertName)
-		add(splitCamel(inc.AlertName))
+		add(textutil.SplitCamel(inc.AlertName))
 	}
 	if w := q.Workload; w != nil {
 		add(identity.String(*w))
@@ -110,9 +110,6 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 	q.Text = strings.Join(dedupe(parts), "\n")
 	return q
 }
-
-// splitCamel splits an identifier at case changes (textutil.SplitCamel).
-func splitCamel(s string) string { return textutil.SplitCamel(s) }
 
 func dedupe(parts []string) []string {
 	seen := make(map[string]bool, len(parts))

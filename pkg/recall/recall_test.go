@@ -31,6 +31,7 @@ import (
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/outcome"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 var now = time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
@@ -559,7 +560,7 @@ func TestSplitCamel(t *testing.T) {
 		"Watchdog":               "Watchdog",
 		"TargetDown2":            "Target Down2",
 	} {
-		g.Expect(splitCamel(in)).To(Equal(want))
+		g.Expect(textutil.SplitCamel(in)).To(Equal(want))
 	}
 }
 

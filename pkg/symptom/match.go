@@ -84,13 +84,6 @@ func Match(alert, entry []Class) (Relation, string) {
 	return rel, fmt.Sprintf("alert: %s; entry: %s — %s", names(alert), names(entry), rel)
 }
 
-// Compatible reports whether an entry of classes entry may answer an alert
-// of classes alert (Same or Explained), with the reason line of Match.
-func Compatible(alert, entry []Class) (bool, string) {
-	rel, why := Match(alert, entry)
-	return rel == Same || rel == Explained, why
-}
-
 func intersects(a, b []Class) bool {
 	for _, x := range a {
 		for _, y := range b {
