@@ -252,6 +252,9 @@ func TestRelate(t *testing.T) {
 	hpa := runlorev1.Workload{Namespace: "payments", Kind: KindHPA, Name: "api"}
 	node := runlorev1.Workload{Kind: KindNode, Name: "worker-1"}
 	rds := runlorev1.Workload{Kind: "rds:db", Name: "orders-db"}
+	claim := runlorev1.Workload{Namespace: "data", Kind: KindPVC, Name: "data-orders-db-0"}
+	replicaClaim := runlorev1.Workload{Namespace: "data", Kind: KindPVC, Name: "data-orders-db-replica-0"}
+	rabbit := runlorev1.Workload{Namespace: "messaging", Kind: KindRabbitmqCluster, Name: "orders-mq"}
 	for _, tc := range []struct {
 		name     string
 		incident runlorev1.Workload
@@ -262,6 +265,18 @@ func TestRelate(t *testing.T) {
 		{"unqualified", api, "payments/api", ScopeUnqualified},
 		{"an HPA and its name-alike Deployment", hpa, "Deployment/payments/api", ScopeInferred},
 		{"an HPA and another Deployment", hpa, "Deployment/payments/web", ScopeNone},
+		{"a claim and its StatefulSet", claim, "StatefulSet/data/orders-db", ScopeInferred},
+		{"a claim and a kind-less entry of its StatefulSet", claim, "data/orders-db", ScopeInferred},
+		{"a claim and a StatefulSet its name starts with", claim, "StatefulSet/data/orders", ScopeNone},
+		// A template may hold dashes (redis-data), so the shorter split is
+		// a claim of db's too; the class and margin gates choose.
+		{"a claim and a shorter StatefulSet ending alike", claim, "StatefulSet/data/db", ScopeInferred},
+		{"a replica's claim is not the primary's", replicaClaim, "StatefulSet/data/orders-db", ScopeNone},
+		{"a claim is not a Deployment's name-alike with no ordinal", runlorev1.Workload{Namespace: "data", Kind: KindPVC, Name: "data-orders-db"}, "StatefulSet/data/orders-db", ScopeNone},
+		{"a RabbitMQ cluster and its server StatefulSet", rabbit, "StatefulSet/messaging/orders-mq-server", ScopeInferred},
+		{"a RabbitMQ cluster and another cluster's servers", rabbit, "messaging/billing-mq-server", ScopeNone},
+		{"a Kafka cluster and its brokers", runlorev1.Workload{Namespace: "streaming", Kind: KindKafka, Name: "events"}, "statefulset://streaming/events-kafka", ScopeInferred},
+		{"a convention never crosses namespaces", rabbit, "StatefulSet/other/orders-mq-server", ScopeNone},
 		{"a Deployment is not inferred from an HPA entry", api, "HorizontalPodAutoscaler/payments/api", ScopeNone},
 		{"namespace glob", api, "payments/*", ScopeNamespace},
 		{"namespace entry", api, "Namespace/payments", ScopeNamespace},

@@ -53,6 +53,9 @@ const (
 	KindNode = "Node"
 	// KindNamespace is a whole namespace, as a catalog entry may name one.
 	KindNamespace = "Namespace"
+	// Operators' custom resources that alerts name by a label of their own.
+	KindRabbitmqCluster = "RabbitmqCluster"
+	KindKafka           = "Kafka"
 )
 
 // Hash suffixes use the alphabet Kubernetes' rand.SafeEncodeString draws from
@@ -70,6 +73,13 @@ var (
 	fiveSuffixPod = regexp.MustCompile(`^(.+)-` + safe + `{5}$`)
 	// <cronjob>-<scheduled minutes> (a Job's name)
 	cronJobJob = regexp.MustCompile(`^(.+)-[0-9]{8,10}$`)
+	// <deployment>-<hash>-<5> as a person types it into a ticket, a test
+	// or a document: the two suffixes keep their shape (a hash with a digit,
+	// then five characters) but not Kubernetes' alphabet (…-7c6d5f8b9-abcde).
+	// The kubelet never names a pod so; it is read only when the exact
+	// shapes did not match.
+	writtenDeploymentPod = regexp.MustCompile(`^(.+)-([a-z0-9]{6,10})-[a-z0-9]{5}$`)
+	hasDigit             = regexp.MustCompile(`[0-9]`)
 )
 
 // ReducePod reduces a pod name to its controller family: the kind it most
@@ -88,6 +98,9 @@ func ReducePod(pod string) (kind, name string) {
 		return KindStatefulSet, statefulSetPod.FindStringSubmatch(pod)[1]
 	case fiveSuffixPod.MatchString(pod):
 		return "", fiveSuffixPod.FindStringSubmatch(pod)[1]
+	}
+	if m := writtenDeploymentPod.FindStringSubmatch(pod); m != nil && hasDigit.MatchString(m[2]) {
+		return KindDeployment, m[1]
 	}
 	return KindPod, pod
 }

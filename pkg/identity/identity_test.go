@@ -36,6 +36,12 @@ func TestReducePod(t *testing.T) {
 		{"standalone", KindPod, "standalone"},
 		// An "a" breaks the safe alphabet, so this is not a hash suffix.
 		{"api-v2", KindPod, "api-v2"},
+		// Typed by hand into a ticket or a document: the suffixes' shape
+		// without Kubernetes' alphabet still names the Deployment.
+		{"checkout-api-7c6d5f8b9-abcde", KindDeployment, "checkout-api"},
+		{"checkout-api-xxxxxxxxx-ab1cd", KindPod, "checkout-api-xxxxxxxxx-ab1cd"},
+		// Words are not a hash: no digit, no reduction.
+		{"web-frontend-server-cache", KindPod, "web-frontend-server-cache"},
 	} {
 		t.Run(tc.pod, func(t *testing.T) {
 			g := NewWithT(t)
@@ -62,6 +68,20 @@ func TestFromLabels(t *testing.T) {
 			&runlorev1.Workload{Namespace: "ops", Kind: KindCronJob, Name: "backup"}},
 		{"plain job", map[string]string{"namespace": "ops", "job_name": "migrate"},
 			&runlorev1.Workload{Namespace: "ops", Kind: KindJob, Name: "migrate"}},
+		{"istio destination workload", map[string]string{"namespace": "istio-system", "destination_workload": "reviews", "destination_workload_namespace": "shop", "pod": "istiod-5d8f7c9b6-2kq8z"},
+			&runlorev1.Workload{Namespace: "shop", Name: "reviews"}},
+		{"istio unknown destination", map[string]string{"namespace": "shop", "destination_workload": "unknown", "destination_workload_namespace": "unknown", "pod": "api-7d9f8b6c5-x2x9p"},
+			&runlorev1.Workload{Namespace: "shop", Kind: KindDeployment, Name: "api"}},
+		{"linkerd destination", map[string]string{"namespace": "shop", "dst_deployment": "web", "dst_namespace": "front"},
+			&runlorev1.Workload{Namespace: "front", Kind: KindDeployment, Name: "web"}},
+		{"workload recording rule", map[string]string{"namespace": "ops", "workload": "agent", "workload_type": "daemonset"},
+			&runlorev1.Workload{Namespace: "ops", Kind: KindDaemonSet, Name: "agent"}},
+		{"a bare workload label is an application's word", map[string]string{"namespace": "ops", "workload": "batch", "pod": "api-7d9f8b6c5-x2x9p"},
+			&runlorev1.Workload{Namespace: "ops", Kind: KindDeployment, Name: "api"}},
+		{"rabbitmq operator rules", map[string]string{"namespace": "messaging", "rabbitmq_cluster": "orders-mq"},
+			&runlorev1.Workload{Namespace: "messaging", Kind: KindRabbitmqCluster, Name: "orders-mq"}},
+		{"a broker's own pod beats its cluster", map[string]string{"namespace": "messaging", "rabbitmq_cluster": "orders-mq", "pod": "orders-mq-server-1"},
+			&runlorev1.Workload{Namespace: "messaging", Kind: KindStatefulSet, Name: "orders-mq-server"}},
 		{"pvc", map[string]string{"namespace": "db", "persistentvolumeclaim": "data-redis-0"},
 			&runlorev1.Workload{Namespace: "db", Kind: "PersistentVolumeClaim", Name: "data-redis-0"}},
 		{"rds dimension", map[string]string{"dbinstance_identifier": "orders-db", "account_id": "111122223333", "region": "eu-west-1"},
@@ -181,4 +201,23 @@ func FuzzFromLabelsExporters(f *testing.F) {
 			t.Fatalf("empty name from %q %q %q %q %q %q %q", alert, job, ns, exportedNS, hpa, name, instance)
 		}
 	})
+}
+
+// TestReconciler: cert-manager, Flux and Argo CD export their objects'
+// state in their own metrics; the controller that was scraped is the
+// incident's reconciler, kube-state-metrics describing the object is not.
+func TestReconciler(t *testing.T) {
+	cert := map[string]string{"alertname": "CertManagerCertExpirySoon", "namespace": "cert-manager", "exported_namespace": "shop", "name": "shop-tls", "job": "cert-manager"}
+	g := NewWithT(t)
+	w := FromLabels(cert)
+	g.Expect(w).To(Equal(&runlorev1.Workload{Namespace: "shop", Kind: KindCertificate, Name: "shop-tls"}))
+	g.Expect(Reconciler(cert, w)).To(Equal(&runlorev1.Workload{Namespace: "cert-manager", Name: "cert-manager"}))
+
+	ksm := map[string]string{"alertname": "FluxReconciliationFailure", "namespace": "monitoring", "exported_namespace": "flux-system", "kind": "Kustomization", "name": "apps", "job": "kube-state-metrics"}
+	g.Expect(Reconciler(ksm, FromLabels(ksm))).To(BeNil())
+	byPod := map[string]string{"namespace": "flux-system", "exported_namespace": "apps", "kind": "Kustomization", "name": "web", "pod": "kustomize-controller-6d9c8f7b5-zx2qw"}
+	g.Expect(Reconciler(byPod, FromLabels(byPod))).To(Equal(&runlorev1.Workload{Namespace: "flux-system", Name: "kustomize-controller"}))
+	api := map[string]string{"namespace": "payments", "pod": "api-7d9f8b6c5-x2x9p", "job": "cert-manager"}
+	g.Expect(Reconciler(api, FromLabels(api))).To(BeNil(), "a Deployment has no reconciler that reports it")
+	g.Expect(Reconciler(cert, nil)).To(BeNil())
 }

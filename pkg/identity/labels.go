@@ -70,6 +70,24 @@ var objectLabels = []struct{ label, kind string }{
 	{"cronjob", KindCronJob},
 }
 
+// meshLabels name the workload a request went to, with its namespace, in
+// the labels of service meshes and of kube-prometheus' workload recording
+// rules; an alert on a request rate carries no pod of the workload.
+var meshLabels = []struct{ name, namespace, kind string }{
+	{"destination_workload", "destination_workload_namespace", ""}, // Istio
+	{"dst_deployment", "dst_namespace", KindDeployment},            // Linkerd
+	{"dst_statefulset", "dst_namespace", KindStatefulSet},
+	{"dst_daemonset", "dst_namespace", KindDaemonSet},
+	{"workload", "namespace", ""}, // namespace_workload_pod:kube_pod_owner:relabel, kind in workload_type
+}
+
+// operatorLabels name an operator's custom resource; the workloads the
+// operator runs for it are named after it (see conventions).
+var operatorLabels = []struct{ label, kind string }{
+	{"rabbitmq_cluster", KindRabbitmqCluster},
+	{"strimzi_io_cluster", KindKafka},
+}
+
 // FromLabels derives the identity an alert is about from the labels the
 // exporters people run put on it, in one reduction shared by intake and
 // recall:
@@ -89,6 +107,10 @@ var objectLabels = []struct{ label, kind string }{
 //   - blackbox: the in-cluster Service a probe's URL names; TargetDown:
 //     service (else job) in namespace.
 //   - node-exporter: instance (else node or nodename) is a Node.
+//   - Istio's destination_workload, Linkerd's dst_deployment and the
+//     workload recording rules' workload (meshLabels): the workload the
+//     requests went to.
+//   - an operator's custom resource by its own label (operatorLabels).
 //
 // exported_namespace wins over namespace: Prometheus renames an object's
 // namespace label so when the scrape target's own namespace is attached.
@@ -102,6 +124,9 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 		return w
 	}
 	if w := probedService(labels); w != nil {
+		return w
+	}
+	if w := meshWorkload(labels); w != nil {
 		return w
 	}
 	ns := labels["exported_namespace"]
@@ -155,6 +180,11 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 	if pod != "" && !exporterPod(labels) {
 		return k8s(ReducePod(pod))
 	}
+	for _, ol := range operatorLabels {
+		if v := labels[ol.label]; v != "" {
+			return k8s(ol.kind, v)
+		}
+	}
 	if v := labels["node"]; v != "" {
 		// kube-state-metrics' node series (KubeNodeNotReady): the node,
 		// not the exporter's pod or namespace.
@@ -186,6 +216,36 @@ func FromLabels(labels map[string]string) *runlorev1.Workload {
 	}
 	return nil
 }
+
+// meshWorkload is the workload a mesh's or a recording rule's labels name,
+// with the namespace beside it (else the alert's).
+func meshWorkload(labels map[string]string) *runlorev1.Workload {
+	for _, m := range meshLabels {
+		name := labels[m.name]
+		if name == "" || name == "unknown" {
+			continue
+		}
+		ns := firstOf(labels, m.namespace, "exported_namespace", "namespace")
+		if ns == "" || ns == "unknown" {
+			continue
+		}
+		kind := m.kind
+		if m.name == "workload" {
+			// Only with the rule's workload_type: a bare workload label is
+			// any application's word.
+			var ok bool
+			if kind, ok = workloadTypes[strings.ToLower(labels["workload_type"])]; !ok {
+				continue
+			}
+		}
+		return &runlorev1.Workload{Namespace: ns, Kind: kind, Name: name}
+	}
+	return nil
+}
+
+// workloadTypes are the recording rules' workload_type values.
+var workloadTypes = map[string]string{"deployment": KindDeployment, "statefulset": KindStatefulSet,
+	"daemonset": KindDaemonSet, "job": KindJob, "cronjob": KindCronJob}
 
 // exporterPod reports whether the pod label names the exporter that
 // scraped the series rather than the object it describes: the scrape
@@ -338,4 +398,42 @@ func ScaleTarget(hpa runlorev1.Workload, targetKind, targetName string) runlorev
 		return hpa
 	}
 	return runlorev1.Workload{Namespace: hpa.Namespace, Kind: targetKind, Name: targetName}
+}
+
+// reconcilers are the controllers that reconcile a kind and export its
+// state in their own metrics, so an alert on such a series is scraped from
+// the controller while its name (and exported_namespace) label names the
+// object. A catalog entry about the controller — an issuer rate limited, a
+// controller that cannot reach git — answers for the objects it reconciles.
+var reconcilers = map[string]string{
+	KindCertificate:  "cert-manager",
+	"Kustomization":  "kustomize-controller",
+	"HelmRelease":    "helm-controller",
+	"GitRepository":  "source-controller",
+	"OCIRepository":  "source-controller",
+	"HelmRepository": "source-controller",
+	"HelmChart":      "source-controller",
+	"Bucket":         "source-controller",
+	KindApplication:  "argocd-application-controller",
+}
+
+// Reconciler is the controller workload that reported an alert about the
+// object w, when the labels show the series was scraped from it: its
+// scrape job or pod names the kind's controller, in the alert's namespace
+// label. It returns nil otherwise (kube-state-metrics describing the object,
+// a controller that is not the kind's).
+func Reconciler(labels map[string]string, w *runlorev1.Workload) *runlorev1.Workload {
+	if w == nil {
+		return nil
+	}
+	name, ok := reconcilers[w.Kind]
+	ns := labels["namespace"]
+	if !ok || ns == "" {
+		return nil
+	}
+	_, pod := ReducePod(labels["pod"])
+	if !strings.Contains(labels["job"], name) && !strings.Contains(pod, name) {
+		return nil
+	}
+	return &runlorev1.Workload{Namespace: ns, Name: name}
 }

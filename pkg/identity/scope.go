@@ -35,10 +35,11 @@ const (
 	// ScopeNamespace: the entry names the incident's namespace
 	// (Namespace/name, namespace/*, Kind/namespace/*).
 	ScopeNamespace
-	// ScopeInferred: the incident names a HorizontalPodAutoscaler or a
-	// Service whose target could not be read, and the entry names a
-	// workload of the same name beside it — the naming convention both
-	// follow, not a read reference.
+	// ScopeInferred: the incident names an object whose workload could
+	// not be read — a HorizontalPodAutoscaler or a Service, a StatefulSet's
+	// claim, an operator's custom resource — and the entry names the
+	// workload beside it that the naming convention points at
+	// (conventions), not a read reference.
 	ScopeInferred
 	// ScopeUnqualified: the same object, with a qualifier (kind, account,
 	// region) unknown on one side.
@@ -49,13 +50,6 @@ const (
 
 func (s Scope) String() string {
 	return [...]string{"none", "kind glob", "namespace", "inferred", "unqualified", "exact"}[s]
-}
-
-// referrerTargets are the kinds a HorizontalPodAutoscaler or a Service
-// most often points at, for ScopeInferred.
-var referrerTargets = map[string]map[string]bool{
-	KindHPA:     {KindDeployment: true, KindStatefulSet: true, "ReplicaSet": true, "Rollout": true},
-	KindService: {KindDeployment: true, KindStatefulSet: true, KindDaemonSet: true, "Rollout": true},
 }
 
 // Relate says how an entry's resource (as Parse read it) covers an
@@ -87,11 +81,84 @@ func Relate(incident, entry runlorev1.Workload) Scope {
 		}
 		return ScopeUnqualified
 	}
-	if !IsCloud(incident) && incident.Namespace == entry.Namespace && incident.Name == entry.Name &&
-		referrerTargets[incident.Kind][entry.Kind] {
+	if !IsCloud(incident) && incident.Namespace == entry.Namespace && namedAfter(incident, entry) {
 		return ScopeInferred
 	}
 	return ScopeNone
+}
+
+// workloadKinds are the kinds a convention may point at; an entry that
+// leaves its kind out may mean any of them.
+var workloadKinds = map[string]bool{"": true, KindDeployment: true, KindStatefulSet: true, KindDaemonSet: true, "Rollout": true}
+
+// conventions are the names Kubernetes and the operators people run give
+// the workload behind an object, one row per object kind: whether the
+// workload named name(entry) is the one behind the incident's object.
+// A newcomer adds an operator by adding a row.
+var conventions = []struct {
+	kind string
+	// behind reports whether a workload named workload is named after
+	// the object named object.
+	behind func(object, workload string) bool
+}{
+	// An HPA or a Service is most often named after what it targets.
+	{KindHPA, same},
+	{KindService, same},
+	// A StatefulSet's claims are <template>-<statefulset>-<ordinal>.
+	{KindPVC, claimOf},
+	// The RabbitMQ cluster operator runs <cluster>-server; Strimzi runs
+	// <cluster>-kafka, -zookeeper, -entity-operator, -kafka-exporter and
+	// -cruise-control.
+	{KindRabbitmqCluster, suffixed("", "-server")},
+	{KindKafka, suffixed("-kafka", "-zookeeper", "-entity-operator", "-kafka-exporter", "-cruise-control")},
+}
+
+func namedAfter(incident, entry runlorev1.Workload) bool {
+	if !workloadKinds[entry.Kind] || entry.Name == "" {
+		return false
+	}
+	for _, c := range conventions {
+		if c.kind == incident.Kind && c.behind(incident.Name, entry.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func same(object, workload string) bool { return object == workload }
+
+// claimOf: the claim data-orders-db-0 is the StatefulSet orders-db's
+// (template data, ordinal 0); the template part is never empty.
+func claimOf(claim, statefulSet string) bool {
+	i := strings.LastIndexByte(claim, '-')
+	if i <= 0 || !allDigits(claim[i+1:]) {
+		return false
+	}
+	rest := claim[:i]
+	return strings.HasSuffix(rest, "-"+statefulSet) && len(rest) > len(statefulSet)+1
+}
+
+func suffixed(suffixes ...string) func(object, workload string) bool {
+	return func(object, workload string) bool {
+		for _, s := range suffixes {
+			if workload == object+s {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func qualified(a, b runlorev1.Workload) bool {

@@ -142,6 +142,9 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
 		tier := Agreement(in.Query.Workload, c, p.RequireWorkloadMatch)
+		if tier == Disagree && in.Query.Reconciler != nil && Agreement(in.Query.Reconciler, c, true) >= Unqualified {
+			tier = Inferred
+		}
 		if tier == Disagree {
 			continue
 		}

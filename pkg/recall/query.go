@@ -40,6 +40,10 @@ type Query struct {
 	// left out): what an entry that rules a class out is held against.
 	AlertName string
 	Named     []symptom.Class
+	// Reconciler is the controller that reported the incident's object in
+	// its own metrics (identity.Reconciler): an entry about it agrees at
+	// the inferred tier when no entry names the object.
+	Reconciler *runlorev1.Workload
 }
 
 // maxMessageBytes bounds how much of an incident's message joins the
@@ -71,6 +75,7 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 	if q.Workload == nil {
 		q.Workload = identity.FromLabels(inc.Labels)
 	}
+	q.Reconciler = identity.Reconciler(inc.Labels, q.Workload)
 	q.Classes = incidentClasses(inc)
 	q.AlertName = inc.AlertName
 	if q.AlertName == "" {

@@ -626,3 +626,26 @@ func TestRerankWithoutAModelSaysSo(t *testing.T) {
 	g.Expect(rr[0].Reason).To(ContainSubstring("no model is configured"))
 	g.Expect(res.Fired).NotTo(BeNil(), "the margin gate still decides")
 }
+
+// TestReconcilerEntryAgrees: an alert on cert-manager's own series names
+// the Certificate; an entry about the controller that issues it (an issuer
+// rate limited) agrees with it at the inferred tier, while the same alert
+// described by kube-state-metrics has no reconciler and finds no entry.
+func TestReconcilerEntryAgrees(t *testing.T) {
+	labels := func(job string) map[string]string {
+		return map[string]string{"alertname": "CertManagerCertExpirySoon", "namespace": "cert-manager",
+			"exported_namespace": "shop", "name": "shop-tls", "job": job}
+	}
+	cands := []Candidate{cand("issuer-rate-limited.md", "cert-manager/cert-manager", 9, 0.7)}
+	for _, tc := range []struct {
+		job  string
+		pass bool
+	}{{"cert-manager", true}, {"kube-state-metrics", false}} {
+		g := NewWithT(t)
+		q := Enrich(&runlorev1.IncidentSpec{Labels: labels(tc.job)})
+		res := decide(Input{Query: q, Candidates: cands})
+		structural := gateByName(res.Decision, GateStructural)
+		g.Expect(structural).To(HaveLen(1))
+		g.Expect(structural[0].Passed).To(Equal(tc.pass), "job %s: %s", tc.job, structural[0].Reason)
+	}
+}

@@ -43,6 +43,7 @@ const (
 	// Node level.
 	NodeNotReady Class = "node-not-ready" // a node not ready or unreachable
 	NodePressure Class = "node-pressure"  // memory, disk or PID pressure on a node
+	NodeClock    Class = "clock"          // a node's clock drifting or not synchronised (NTP, chrony)
 	// Resource saturation (metrics).
 	CPUThrottling    Class = "cpu-throttling"    // CFS throttling against a CPU limit
 	CPUSaturation    Class = "cpu-saturation"    // CPU use high

@@ -227,3 +227,32 @@ func TestSpelling(t *testing.T) {
 	g.Expect(Spelling(" oomkilled ")).To(Equal("OOMKilled"))
 	g.Expect(Spelling("restarting")).To(BeEmpty())
 }
+
+// TestClockAlertsAreNotGitOps: node-exporter's clock alerts say a clock is
+// "out of sync"; that is a node's time, not a GitOps object's state, and an
+// entry about NTP or chrony reads as the same class.
+func TestClockAlertsAreNotGitOps(t *testing.T) {
+	for _, tc := range []struct {
+		labels, annotations map[string]string
+	}{
+		{map[string]string{"alertname": "NodeClockSkewDetected"}, map[string]string{"description": "Clock at 10.0.0.1:9100 is out of sync by more than 0.05s. Ensure NTP is configured correctly on this host."}},
+		{map[string]string{"alertname": "NodeClockNotSynchronising"}, map[string]string{"description": "Clock is not synchronising. Ensure NTP is configured on this host."}},
+	} {
+		got := Alert(tc.labels, tc.annotations)
+		if len(got) != 1 || got[0] != NodeClock {
+			t.Errorf("%s: classes %v, want [%s]", tc.labels["alertname"], got, NodeClock)
+		}
+	}
+	if got := InText("chrony could not reach its time sources, so node clocks drifted"); !contains(got, NodeClock) {
+		t.Errorf("prose about chrony: %v", got)
+	}
+}
+
+func contains(cs []Class, c Class) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}

@@ -79,7 +79,7 @@ var table = []row{
 		phrases: []string{`persistent ?volume ?claim`, `persistentvolumeclaim`, `pvc`, `persistent ?volume`, `unbound`, `provisioning`, `failed to (mount|attach)`, `mount(ing)? fail`, `multi-attach`, `storage ?class`, `volume (errors?|attach|mount|provision)`},
 		shadows: []Class{Scheduling, NotReady}},
 	{class: VolumeFull,
-		phrases: []string{`filling( up)?`, `fills? up`, `(disk|volume|filesystem|file system|fs) (space|usage|full|is full|almost full|out of space)`, `out of (disk )?space`, `no space left`, `disk full`, `space (is )?(low|running out)`, `inodes?`, `free space`, `disk alarm`, `wal (growth|is growing)`, `volume full`, `disk (usage )?watermark`, `(ran|run|runs|running) out of disk`},
+		phrases: []string{`filling( up)?`, `fill(s|ed)? up`, `(disk|volume|filesystem|file system|fs) (space|usage|full|is full|almost full|out of space)`, `out of (disk )?space`, `no space left`, `disk full`, `space (is )?(low|running out)`, `inodes?`, `free space`, `disk alarm`, `wal (growth|is growing)`, `volume full`, `disk (usage )?watermark`, `(ran|run|runs|running) out of disk`},
 		shadows: []Class{Volume, NodePressure}},
 	{class: Quota,
 		reasons: []string{"ExceededQuota", "QuotaExceeded"},
@@ -101,6 +101,11 @@ var table = []row{
 		reasons: []string{"MemoryPressure", "DiskPressure", "PIDPressure", "NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID", "EvictionThresholdMet", "FreeDiskSpaceFailed", "ImageGCFailed"},
 		phrases: []string{`(memory|disk|pid) ?pressure`, `node pressure`, `eviction threshold`, `too many pods`},
 		shadows: []Class{MemorySaturation}},
+	{class: NodeClock,
+		// node-exporter's clock alerts say "out of sync", which alone reads
+		// as a GitOps object's state.
+		phrases: []string{`clock`, `\bntp\b`, `\bntpd\b`, `chrony`, `timesync`, `time ?sync(hroni[sz]ation)?`, `timex`},
+		shadows: []Class{GitOps}},
 	{class: CPUThrottling,
 		phrases: []string{`throttl`, `cpu limit`, `cfs`},
 		shadows: []Class{CPUSaturation}},
