@@ -50,32 +50,8 @@ type recallThresholds struct {
 // the real gates, with no model, at the shipped policy, must meet the
 // committed thresholds.
 func TestRecallCorpusAtShippedDefaults(t *testing.T) {
+	rep := runCorpusAtThresholds(t, "../../test/recall/thresholds.json", corpusCatalog, corpusCases, false)
 	g := NewWithT(t)
-	data, err := os.ReadFile("../../test/recall/thresholds.json")
-	g.Expect(err).NotTo(HaveOccurred())
-	var th recallThresholds
-	g.Expect(json.Unmarshal(data, &th)).To(Succeed())
-
-	ctx := context.Background()
-	ix, entries, _, err := LoadRecallCatalog(ctx, corpusCatalog)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer ix.Close()
-	cases, err := ReadRecallCasesFile(corpusCases)
-	g.Expect(err).NotTo(HaveOccurred())
-
-	rep, err := RunRecall(ctx, recall.CatalogSearcher{Index: ix}, cases, recall.DefaultPolicy(), time.Now())
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, c := range rep.Cases {
-		if !c.Correct {
-			t.Logf("wrong: %s fired=%v entry=%q gates=%+v", c.Name, c.Fired, c.Entry, c.Gates)
-		}
-	}
-	g.Expect(entries).To(BeNumerically(">=", th.MinEntries))
-	g.Expect(rep.Positives).To(BeNumerically(">=", th.MinPositives))
-	g.Expect(rep.Negatives).To(BeNumerically(">=", th.MinNegatives))
-	g.Expect(rep.FireRate).To(BeNumerically(">=", th.MinFireRate), "fire rate on positives")
-	g.Expect(rep.Precision).To(BeNumerically(">=", th.MinPrecision), "precision")
-	g.Expect(rep.NegativesFired).To(BeNumerically("<=", th.MaxNegativesFired), "negatives fired")
 
 	// Each trap must be stopped by the gate built for it, not by luck
 	// somewhere else.
@@ -125,33 +101,44 @@ func TestRecallCorpusAtShippedDefaults(t *testing.T) {
 func TestBlindRecallCorpus(t *testing.T) {
 	for _, dir := range []string{"../../test/recall/blind", "../../test/recall/blind2"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			g := NewWithT(t)
-			data, err := os.ReadFile(dir + "/thresholds.json")
-			g.Expect(err).NotTo(HaveOccurred())
-			var th recallThresholds
-			g.Expect(json.Unmarshal(data, &th)).To(Succeed())
-			ctx := context.Background()
-			ix, entries, skipped, err := LoadRecallCatalog(ctx, dir+"/catalog")
-			g.Expect(err).NotTo(HaveOccurred())
-			defer ix.Close()
-			g.Expect(skipped).To(BeEmpty())
-			cases, err := ReadRecallCasesFile(dir + "/cases.jsonl")
-			g.Expect(err).NotTo(HaveOccurred())
-			rep, err := RunRecall(ctx, recall.CatalogSearcher{Index: ix}, cases, recall.DefaultPolicy(), time.Now())
-			g.Expect(err).NotTo(HaveOccurred())
-			for _, c := range rep.Cases {
-				if !c.Correct {
-					t.Logf("wrong: %s fired=%v entry=%q gates=%+v", c.Name, c.Fired, c.Entry, c.Gates)
-				}
-			}
-			g.Expect(entries).To(BeNumerically(">=", th.MinEntries))
-			g.Expect(rep.Positives).To(BeNumerically(">=", th.MinPositives))
-			g.Expect(rep.Negatives).To(BeNumerically(">=", th.MinNegatives))
-			g.Expect(rep.FireRate).To(BeNumerically(">=", th.MinFireRate), "fire rate on positives")
-			g.Expect(rep.Precision).To(BeNumerically(">=", th.MinPrecision), "precision")
-			g.Expect(rep.NegativesFired).To(BeNumerically("<=", th.MaxNegativesFired), "negatives fired")
+			runCorpusAtThresholds(t, dir+"/thresholds.json", dir+"/catalog", dir+"/cases.jsonl", true)
 		})
 	}
+}
+
+// runCorpusAtThresholds runs a recall corpus through the real BM25 index
+// and the real gates, with no model, at the shipped policy, and asserts the
+// committed thresholds (and, with allLoad, that no entry was skipped).
+func runCorpusAtThresholds(t *testing.T, thresholds, catalog, casesFile string, allLoad bool) RecallReport {
+	t.Helper()
+	g := NewWithT(t)
+	data, err := os.ReadFile(thresholds)
+	g.Expect(err).NotTo(HaveOccurred())
+	var th recallThresholds
+	g.Expect(json.Unmarshal(data, &th)).To(Succeed())
+	ctx := context.Background()
+	ix, entries, skipped, err := LoadRecallCatalog(ctx, catalog)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer ix.Close()
+	if allLoad {
+		g.Expect(skipped).To(BeEmpty())
+	}
+	cases, err := ReadRecallCasesFile(casesFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	rep, err := RunRecall(ctx, recall.CatalogSearcher{Index: ix}, cases, recall.DefaultPolicy(), time.Now())
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, c := range rep.Cases {
+		if !c.Correct {
+			t.Logf("wrong: %s fired=%v entry=%q gates=%+v", c.Name, c.Fired, c.Entry, c.Gates)
+		}
+	}
+	g.Expect(entries).To(BeNumerically(">=", th.MinEntries))
+	g.Expect(rep.Positives).To(BeNumerically(">=", th.MinPositives))
+	g.Expect(rep.Negatives).To(BeNumerically(">=", th.MinNegatives))
+	g.Expect(rep.FireRate).To(BeNumerically(">=", th.MinFireRate), "fire rate on positives")
+	g.Expect(rep.Precision).To(BeNumerically(">=", th.MinPrecision), "precision")
+	g.Expect(rep.NegativesFired).To(BeNumerically("<=", th.MaxNegativesFired), "negatives fired")
+	return rep
 }
 
 // TestLoadRecallCatalogSkipsUnreadableEntries: one entry the loader cannot
