@@ -63,9 +63,31 @@ func relate(q Query, c *Candidate) (symptom.Relation, string) {
 // fires. When the classes cannot judge (the incident or every agreeing
 // entry names none), the lexical margin decides as before.
 func classGates(q Query, p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligible, float64) {
-	if q.Workload == nil {
-		return scopelessGates(q, p, pool, d)
+	if q.Workload != nil {
+		return objectClassGates(q, p, pool, d)
 	}
+	// An incident that names only its namespace: entries about objects in
+	// it are a scope and fire only on a specific class they share; the
+	// resource-less ones are left to the words.
+	var scoped, scopeless []eligible
+	for _, e := range pool {
+		if e.tier == Namespace {
+			scoped = append(scoped, e)
+		} else {
+			scopeless = append(scopeless, e)
+		}
+	}
+	if len(scoped) > 0 {
+		if fired, sep := objectClassGates(q, p, scoped, d); fired != nil || len(scopeless) == 0 {
+			return fired, sep
+		}
+	}
+	return scopelessGates(q, p, scopeless, d)
+}
+
+// objectClassGates is the class gate for an incident about an object (or,
+// for a workload-less one, its namespace's entries).
+func objectClassGates(q Query, p Policy, pool []eligible, d *runlorev1.RecallDecision) (*eligible, float64) {
 	var agree, unknown []eligible
 	conflicts := 0
 	for _, e := range pool {

@@ -115,3 +115,45 @@ func TestGateClass(t *testing.T) {
 		})
 	}
 }
+
+// TestNamespaceOnlyIncident: an alert that names only its namespace is about
+// something in it. An entry about an object in that namespace fires when it
+// shares a specific class with the alert; another class, another namespace
+// or a generic alert leave it to the words, which do not fire it.
+func TestNamespaceOnlyIncident(t *testing.T) {
+	cert := []symptom.Class{symptom.Certificate}
+	for _, tc := range []struct {
+		name   string
+		ns     string
+		alert  []symptom.Class
+		entry  Candidate
+		fired  bool
+		reason string
+	}{
+		{"the same specific class in the namespace fires", "cert-manager", cert,
+			classed(cand("issuer.md", "cert-manager/cert-manager", 10, 0.1), symptom.Certificate), true, "namespace agreement"},
+		{"another class in the namespace does not", "cert-manager", cert,
+			classed(cand("oom.md", "cert-manager/cert-manager", 10, 0.1), symptom.OOM), false, "conflict"},
+		{"the same class in another namespace does not agree", "cert-manager", cert,
+			classed(cand("other.md", "ingress/cert-manager", 10, 0.1), symptom.Certificate), false, "0 of 1 candidates are resource-less (scopeless tier) or in namespace cert-manager"},
+		{"a generic alert does not take a namespace's entry", "payments", []symptom.Class{symptom.NotReady},
+			classed(cand("api.md", "payments/api", 10, 0.1), symptom.ProbeFailure), false, "solo floor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := Input{Query: Query{Text: "x", Namespace: tc.ns, Classes: tc.alert, Named: tc.alert},
+				Candidates: []Candidate{tc.entry}, Policy: DefaultPolicy(), ResolveChannelLive: true}
+			res := decide(in)
+			var reasons []string
+			for _, gr := range res.Decision.Gates {
+				reasons = append(reasons, gr.Reason)
+			}
+			g.Expect(res.Fired != nil).To(Equal(tc.fired), "%v", reasons)
+			g.Expect(reasons).To(ContainElement(ContainSubstring(tc.reason)))
+		})
+	}
+	g := NewWithT(t)
+	q := Enrich(&runlorev1.IncidentSpec{Labels: map[string]string{"alertname": "CertManagerCertExpirySoon", "namespace": "cert-manager"}})
+	g.Expect(q.Workload).To(BeNil())
+	g.Expect(q.Namespace).To(Equal("cert-manager"))
+}

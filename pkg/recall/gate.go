@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -142,8 +143,14 @@ func Gate(ctx context.Context, in Input, rr Reranker) Result {
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
 		tier := Agreement(in.Query.Workload, c, p.RequireWorkloadMatch)
-		if tier == Disagree && in.Query.Reconciler != nil && Agreement(in.Query.Reconciler, c, true) >= Unqualified {
+		switch {
+		case tier != Disagree:
+		case in.Query.Reconciler != nil && Agreement(in.Query.Reconciler, c, true) >= Unqualified:
 			tier = Inferred
+		case in.Query.Workload == nil && !p.RequireWorkloadMatch && inNamespace(c, in.Query.Namespace):
+			// An alert that names only its namespace is about something
+			// in it: the namespace tier, held to a specific shared class.
+			tier = Namespace
 		}
 		if tier == Disagree {
 			continue
@@ -331,8 +338,29 @@ func structuralResult(in Input, agreeing, inactive int) runlorev1.GateResult {
 	if in.Policy.RequireWorkloadMatch {
 		return gate(GateStructural, false, "the incident names no workload and the policy requires a workload match")
 	}
-	return gate(GateStructural, agreeing > 0, fmt.Sprintf("the incident names no workload: %d of %d candidates are resource-less (scopeless tier)%s",
-		agreeing, len(in.Candidates), skipped))
+	where := ""
+	if in.Query.Namespace != "" {
+		where = " or in namespace " + in.Query.Namespace
+	}
+	return gate(GateStructural, agreeing > 0, fmt.Sprintf("the incident names no workload: %d of %d candidates are resource-less (scopeless tier)%s%s",
+		agreeing, len(in.Candidates), where, skipped))
+}
+
+// inNamespace reports whether an entry's resource is an object in the
+// namespace ns (not a glob over it, not a cloud resource).
+func inNamespace(c *Candidate, ns string) bool {
+	if ns == "" {
+		return false
+	}
+	for _, r := range [2]string{c.Resource, c.AlertResource} {
+		if r == "" || !strings.Contains(r, ns) {
+			continue
+		}
+		if e, err := identity.Parse(r); err == nil && e.Namespace == ns && !identity.IsGlob(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // describe fills in the entry the decision is about — the fired one, else

@@ -44,6 +44,10 @@ type Query struct {
 	// its own metrics (identity.Reconciler): an entry about it agrees at
 	// the inferred tier when no entry names the object.
 	Reconciler *runlorev1.Workload
+	// Namespace is the namespace an incident that names no workload was
+	// raised in (exported_namespace, else namespace): entries about objects
+	// in it agree at the namespace tier.
+	Namespace string
 }
 
 // maxMessageBytes bounds how much of an incident's message joins the
@@ -76,6 +80,12 @@ func Enrich(inc *runlorev1.IncidentSpec) Query {
 		q.Workload = identity.FromLabels(inc.Labels)
 	}
 	q.Reconciler = identity.Reconciler(inc.Labels, q.Workload)
+	if q.Workload == nil {
+		q.Namespace = inc.Labels["exported_namespace"]
+		if q.Namespace == "" {
+			q.Namespace = inc.Labels["namespace"]
+		}
+	}
 	q.Classes = incidentClasses(inc)
 	q.AlertName = inc.AlertName
 	if q.AlertName == "" {
