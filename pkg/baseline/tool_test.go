@@ -88,4 +88,3 @@ func TestToolWithoutBaselineOrPrometheus(t *testing.T) {
 	_, err = tool.Run(context.Background(), []byte(`{"namespace":"apps"}`))
 	g.Expect(err).To(MatchError(ContainSubstring("namespace and name are required")))
 }
-

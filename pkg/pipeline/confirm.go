@@ -36,6 +36,7 @@ import (
 	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/phase"
+	"github.com/runlore/runlore/pkg/podspec"
 	"github.com/runlore/runlore/pkg/recall"
 	"github.com/runlore/runlore/pkg/symptom"
 )
@@ -408,49 +409,8 @@ func observe(ns string, pods []corev1.Pod, events []corev1.Event) liveState {
 			ref(o.Kind, p.Namespace, o.Name)
 		}
 		ref("Node", "", p.Spec.NodeName)
-		ref("ServiceAccount", p.Namespace, p.Spec.ServiceAccountName)
-		for _, s := range p.Spec.ImagePullSecrets {
-			ref("Secret", p.Namespace, s.Name)
-		}
-		for _, v := range p.Spec.Volumes {
-			switch {
-			case v.ConfigMap != nil:
-				ref("ConfigMap", p.Namespace, v.ConfigMap.Name)
-			case v.Secret != nil:
-				ref("Secret", p.Namespace, v.Secret.SecretName)
-			case v.PersistentVolumeClaim != nil:
-				ref("PersistentVolumeClaim", p.Namespace, v.PersistentVolumeClaim.ClaimName)
-			case v.Projected != nil:
-				for _, src := range v.Projected.Sources {
-					if src.ConfigMap != nil {
-						ref("ConfigMap", p.Namespace, src.ConfigMap.Name)
-					}
-					if src.Secret != nil {
-						ref("Secret", p.Namespace, src.Secret.Name)
-					}
-				}
-			}
-		}
-		for _, c := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
-			for _, from := range c.EnvFrom {
-				if from.ConfigMapRef != nil {
-					ref("ConfigMap", p.Namespace, from.ConfigMapRef.Name)
-				}
-				if from.SecretRef != nil {
-					ref("Secret", p.Namespace, from.SecretRef.Name)
-				}
-			}
-			for _, env := range c.Env {
-				if env.ValueFrom == nil {
-					continue
-				}
-				if r := env.ValueFrom.ConfigMapKeyRef; r != nil {
-					ref("ConfigMap", p.Namespace, r.Name)
-				}
-				if r := env.ValueFrom.SecretKeyRef; r != nil {
-					ref("Secret", p.Namespace, r.Name)
-				}
-			}
+		for _, r := range podspec.Refs(&p.Spec) {
+			ref(r.Kind, p.Namespace, r.Name)
 		}
 		seen(p.Status.Reason)
 		message(p.Status.Message)

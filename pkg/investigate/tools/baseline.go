@@ -119,4 +119,3 @@ func (t *Baseline) series() []baseline.Series {
 	}
 	return baseline.DefaultSeries()
 }
-
