@@ -214,4 +214,3 @@ func hasAction(actions []runlorev1.SuggestedAction, id string) bool {
 	}
 	return false
 }
-
