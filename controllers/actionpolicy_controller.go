@@ -62,7 +62,7 @@ func (r *ActionPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	now := r.Now()
 	var events []func(*runlorev1.ActionPolicy)
-	err := updatePolicyStatus(ctx, reader, r.Client, req.NamespacedName, now, func(p *runlorev1.ActionPolicy, st *runlorev1.ActionPolicyStatus) (bool, error) {
+	err := action.UpdatePolicyStatus(ctx, reader, r.Client, req.NamespacedName, now, func(p *runlorev1.ActionPolicy, st *runlorev1.ActionPolicyStatus) (bool, error) {
 		events = events[:0]
 		var resumeNote string
 		if v := p.Annotations[admission.ResumeAnnotation]; v != "" {

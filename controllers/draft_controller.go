@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -52,9 +53,9 @@ type DraftReconciler struct {
 // +kubebuilder:rbac:groups=runlore.io,resources=knowledgeentries,verbs=get;list;watch
 // +kubebuilder:rbac:groups=runlore.io,resources=knowledgeentries/status,verbs=get;update;patch
 
-// Reconcile reads a Proposed draft's pull request and moves its phase.
-func (r *DraftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
+// Reconcile reads a Proposed draft's pull request and moves its phase,
+// writing status once, only when it changed.
+func (r *DraftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	ke := &runlorev1.KnowledgeEntry{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ke); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -62,46 +63,83 @@ func (r *DraftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if ke.Spec.Source != runlorev1.EntryDraft || ke.Status.Phase != runlorev1.EntryPhaseProposed || ke.Status.PullRequest == "" {
 		return ctrl.Result{}, nil
 	}
+	before := ke.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(before.Status, ke.Status) {
+			return
+		}
+		if err := r.Client.Status().Patch(ctx, ke, client.MergeFrom(before)); err != nil && retErr == nil {
+			retErr = client.IgnoreNotFound(err)
+			return
+		}
+		r.announce(ke, before.Status.Phase)
+	}()
+	return r.follow(ctx, ke), nil
+}
+
+// follow reads the draft's pull request and records what it found in
+// ke's status; it returns when to read it again.
+func (r *DraftReconciler) follow(ctx context.Context, ke *runlorev1.KnowledgeEntry) ctrl.Result {
+	log := ctrl.LoggerFrom(ctx)
 	poll := r.PollInterval
 	if poll <= 0 {
 		poll = DefaultDraftPoll
 	}
+	// A retry is spread so that drafts failing together do not retry
+	// together; an open pull request is read on the configured poll.
+	again := ctrl.Result{RequeueAfter: jitter(poll)}
 	number, err := forge.PullNumber(ke.Status.PullRequest)
 	if err != nil {
 		r.Recorder.Eventf(ke, nil, corev1.EventTypeWarning, "DraftUnwatchable", "WatchPullRequest", "%v", err)
-		return ctrl.Result{}, nil
+		markStalled(&ke.Status.Conditions, ke.Generation, runlorev1.InvalidSpecReason, err.Error())
+		return ctrl.Result{}
 	}
 	fg, _, err := r.Forges.For(ctx, ke.Namespace)
 	if err != nil {
-		log.Info("the draft's forge is unavailable; retrying", "draft", req.NamespacedName, "error", err.Error())
-		return ctrl.Result{RequeueAfter: poll}, nil
+		log.Info("the draft's forge is unavailable; retrying", "error", err.Error())
+		markReconciling(&ke.Status.Conditions, ke.Generation, runlorev1.StepFailedReason, "the forge is unavailable: "+err.Error())
+		return again
 	}
 	if fg == nil {
-		log.V(1).Info("no KnowledgeCatalog configures a forge; the draft is not watched", "draft", req.NamespacedName)
-		return ctrl.Result{RequeueAfter: poll}, nil
+		log.V(1).Info("no KnowledgeCatalog configures a forge; the draft is not watched")
+		markReconciling(&ke.Status.Conditions, ke.Generation, runlorev1.WaitingReason, "no KnowledgeCatalog configures a forge for this namespace")
+		return again
 	}
 	state, err := fg.Status(ctx, number)
 	if err != nil {
-		log.Info("reading the draft's pull request failed; retrying", "draft", req.NamespacedName, "error", err.Error())
-		return ctrl.Result{RequeueAfter: poll}, nil
+		log.Info("reading the draft's pull request failed; retrying", "error", err.Error())
+		markReconciling(&ke.Status.Conditions, ke.Generation, runlorev1.StepFailedReason, "reading the pull request failed: "+err.Error())
+		return again
 	}
-	to := forge.Phase(state)
-	if to == runlorev1.EntryPhaseProposed {
-		return ctrl.Result{RequeueAfter: poll}, nil
+	ke.Status.Phase = forge.Phase(state)
+	switch ke.Status.Phase {
+	case runlorev1.EntryPhaseProposed:
+		markReady(&ke.Status.Conditions, ke.Generation, runlorev1.WaitingReason,
+			"pull request "+ke.Status.PullRequest+" is open; a reviewer merges or closes it")
+		return ctrl.Result{RequeueAfter: poll}
+	case runlorev1.EntryPhaseMerged:
+		markReady(&ke.Status.Conditions, ke.Generation, runlorev1.SucceededReason,
+			"pull request "+ke.Status.PullRequest+" was merged; the entry arrives with the next catalog sync")
+	default:
+		markReady(&ke.Status.Conditions, ke.Generation, runlorev1.SucceededReason,
+			"pull request "+ke.Status.PullRequest+" was closed without merging; this fingerprint is not drafted again")
 	}
-	before := ke.DeepCopy()
-	ke.Status.Phase = to
-	if err := r.Client.Status().Patch(ctx, ke, client.MergeFrom(before)); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	return ctrl.Result{}
+}
+
+// announce records a phase the draft moved to as an Event.
+func (r *DraftReconciler) announce(ke *runlorev1.KnowledgeEntry, from runlorev1.KnowledgeEntryPhase) {
+	if ke.Status.Phase == from {
+		return
 	}
-	if to == runlorev1.EntryPhaseMerged {
+	switch ke.Status.Phase {
+	case runlorev1.EntryPhaseMerged:
 		r.Recorder.Eventf(ke, nil, corev1.EventTypeNormal, "DraftMerged", "WatchPullRequest",
 			"pull request %s was merged; the entry arrives with the next catalog sync", ke.Status.PullRequest)
-	} else {
+	case runlorev1.EntryPhaseRejected:
 		r.Recorder.Eventf(ke, nil, corev1.EventTypeNormal, "DraftRejected", "WatchPullRequest",
 			"pull request %s was closed without merging; this fingerprint is not drafted again", ke.Status.PullRequest)
 	}
-	return ctrl.Result{}, nil
 }
 
 // isDraft keeps the watch to draft entries: catalog mirrors never move.

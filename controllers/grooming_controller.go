@@ -24,6 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -136,10 +137,12 @@ func (r *GroomingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	} else {
 		r.record(kc, rep, status)
 	}
-	before := kc.DeepCopy()
-	kc.Status.Grooming = status
-	if perr := r.Client.Status().Patch(ctx, kc, client.MergeFrom(before)); perr != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(perr)
+	if !equality.Semantic.DeepEqual(kc.Status.Grooming, status) {
+		before := kc.DeepCopy()
+		kc.Status.Grooming = status
+		if perr := r.Client.Status().Patch(ctx, kc, client.MergeFrom(before)); perr != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(perr)
+		}
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
 }

@@ -381,15 +381,22 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	if live == nil || (live.Kind == w.Kind && live.Name == w.Name) {
 		return false, nil
 	}
+	return r.rewriteWorkload(ctx, inc, live, pod, "record the confirmed workload")
+}
+
+// rewriteWorkload writes a confirmed workload to the Incident's spec, with
+// its trigger key and the runlore.io/workload-confirmed mark that keeps a
+// re-sent alert from undoing it; it reports whether it wrote.
+func (r *IncidentReconciler) rewriteWorkload(ctx context.Context, inc *runlorev1.Incident, w *runlorev1.Workload, mark, what string) (bool, error) {
 	upd := inc.DeepCopy()
-	upd.Spec.Workload = live
-	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, live)
+	upd.Spec.Workload = w
+	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, w)
 	if upd.Annotations == nil {
 		upd.Annotations = map[string]string{}
 	}
-	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = pod
+	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = mark
 	if err := r.Update(ctx, upd); err != nil {
-		return false, fmt.Errorf("record the confirmed workload: %w", err)
+		return false, fmt.Errorf("%s: %w", what, err)
 	}
 	return true, nil
 }
@@ -421,15 +428,5 @@ func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlor
 	if target == w {
 		return false, nil
 	}
-	upd := inc.DeepCopy()
-	upd.Spec.Workload = &target
-	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, &target)
-	if upd.Annotations == nil {
-		upd.Annotations = map[string]string{}
-	}
-	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = receiver.ScaleTargetMark(w.Name)
-	if err := r.Update(ctx, upd); err != nil {
-		return false, fmt.Errorf("record the HorizontalPodAutoscaler's scale target: %w", err)
-	}
-	return true, nil
+	return r.rewriteWorkload(ctx, inc, &target, receiver.ScaleTargetMark(w.Name), "record the HorizontalPodAutoscaler's scale target")
 }

@@ -326,64 +326,16 @@ func (r *OutcomeRecordReconciler) rollUp(ctx context.Context, namespace, entry s
 	if err := r.List(ctx, &all, client.MatchingLabels{runlorev1.EntryLabel: EntryLabelValue(entry)}); err != nil {
 		return err
 	}
-	var list runlorev1.OutcomeRecordList
-	for _, rec := range all.Items {
-		if rec.Spec.EntryRef == nil || rec.Spec.EntryRef.Name != entry {
-			continue
-		}
-		ns := rec.Spec.EntryNamespace
-		if ns == "" {
-			ns = rec.Namespace
-		}
-		if ns == namespace {
-			list.Items = append(list.Items, rec)
-		}
-	}
-	folded := map[string]bool{}
-	for _, name := range ke.Status.FoldedRecords {
-		folded[name] = true
-	}
-	var open, closed []outcome.Record
-	stillFolded := []string{}
-	for i := range list.Items {
-		rec := &list.Items[i]
-		if folded[rec.Name] {
-			stillFolded = append(stillFolded, rec.Name)
-			continue
-		}
-		if rec.Status.ClosedAt != nil {
-			closed = append(closed, outcome.FromOutcomeRecord(rec))
-		} else {
-			open = append(open, outcome.FromOutcomeRecord(rec))
-		}
-	}
-	fps := map[string]string{entry: ke.Spec.Fingerprint}
-	keep, fold := outcome.Expire(closed, r.retain()-len(open))
-	base := outcome.Tally{}
-	if ke.Status.FoldedTrust != nil {
-		base = outcome.TallyFromTrustRecord(*ke.Status.FoldedTrust)
-	}
+	recs := outcome.EntryRecords(all.Items, namespace, entry)
 	before := ke.DeepCopy()
-	if len(fold) > 0 {
-		base = base.Add(outcome.Rollup(fold, fps)[entry])
-		tr := base.TrustRecord()
-		ke.Status.FoldedTrust = &tr
-		for _, f := range fold {
-			stillFolded = append(stillFolded, f.Name)
-		}
-	}
-	ke.Status.FoldedRecords = stillFolded
-	if len(ke.Status.FoldedRecords) == 0 {
-		ke.Status.FoldedRecords = nil
-	}
-	ke.Status.Trust = base.Add(outcome.Rollup(append(keep, open...), fps)[entry]).TrustRecord()
+	stillFolded := outcome.FoldEntry(&ke.Status, entry, ke.Spec.Fingerprint, recs, r.retain())
 	if !equality.Semantic.DeepEqual(before.Status, ke.Status) {
 		if err := r.Status().Patch(ctx, ke, client.MergeFrom(before)); err != nil {
 			return err
 		}
 	}
 	where := map[string]string{}
-	for _, rec := range list.Items {
+	for _, rec := range recs {
 		where[rec.Name] = rec.Namespace
 	}
 	for _, name := range stillFolded {

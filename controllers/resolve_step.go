@@ -162,7 +162,7 @@ func (s OpenOutcome) Run(ctx context.Context, inc *runlorev1.Incident, inv *runl
 		return err
 	}
 	if action.ProposesFixes(policy) && inv.Status.Result != nil {
-		addFixes(inv.Status.Result)
+		action.AddFixes(inv.Status.Result)
 	}
 	return s.deliver(ctx, inc, inv, client.ObjectKeyFromObject(rec))
 }

@@ -43,17 +43,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/eval"
+	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/scheme"
@@ -437,45 +436,13 @@ func seedFault(ctx context.Context, c client.Client) error {
 	})
 }
 
-// apiManifest is payments/api as the fleet repository declares it.
-func apiManifest(memory string) *string {
-	m := fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: api
-  namespace: payments
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: api}
-  template:
-    metadata:
-      labels: {app: api}
-    spec:
-      containers:
-        - name: api
-          image: registry.example.com/payments/api:1.42.0
-          env:
-            - {name: JAVA_TOOL_OPTIONS, value: "-Xmx512m"}
-          resources:
-            requests: {cpu: 100m, memory: %[1]s}
-            limits: {memory: %[1]s}
-`, memory)
-	return &m
-}
-
 // seedGitOps builds the fleet repository (a commit that cuts the memory
 // limit on top of one that deployed the api), serves it over HTTP, and
 // records in the cluster what Flux holds after applying its last commit:
 // the GitRepository, and the Kustomization's history and inventory.
 func seedGitOps(ctx context.Context, c client.Client, root string) (interface{ Close() }, error) {
 	now := time.Now().UTC().Truncate(time.Second)
-	hashes, err := eval.BuildGitRepository(eval.GitHistory{Commits: []eval.GitCommit{
-		{Message: "payments/api: deploy 1.42.0", Author: "Dana Dev <dana@example.com>", Time: now.Add(-3 * time.Hour),
-			Files: map[string]*string{"apps/payments/api.yaml": apiManifest("512Mi")}},
-		{Message: "payments/api: cut the memory limit to 256Mi to fit more pods per node", Author: "Sam Sizing <sam@example.com>",
-			Time: now.Add(-10 * time.Minute), Files: map[string]*string{"apps/payments/api.yaml": apiManifest("256Mi")}},
-	}}, filepath.Join(root, "fleet"))
+	hashes, err := eval.BuildGitRepository(eval.FleetHistory(now), filepath.Join(root, "fleet"))
 	if err != nil {
 		return nil, fmt.Errorf("building the fleet repository: %w", err)
 	}
@@ -484,65 +451,9 @@ func seedGitOps(ctx context.Context, c client.Client, root string) (interface{ C
 		return nil, err
 	}
 	before, after := "main@sha1:"+hashes[0].String(), "main@sha1:"+hashes[1].String()
-	applied := now.Add(-2 * time.Minute).Format(time.RFC3339)
-	manifests := fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata: {name: flux-system}
----
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: fleet, namespace: flux-system}
-spec:
-  interval: 1m
-  url: %[1]s/fleet/.git
-  ref: {branch: main}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./apps
-  prune: true
-  sourceRef: {kind: GitRepository, name: fleet}
-status:
-  lastAppliedRevision: %[3]s
-  inventory:
-    entries: [{id: payments_api_apps_Deployment, v: v1}]
-  history:
-  - digest: sha256:5b1e0d6ac1f2f3c1ac1d7c0c3a0a54d39a5e1a0d9b3c1f0e2a4b6c8d0e1f2a3b
-    firstReconciled: "%[4]s"
-    lastReconciled: "%[4]s"
-    lastReconciledDuration: 2s
-    lastReconciledStatus: ReconciliationSucceeded
-    totalReconciliations: 1
-    metadata: {revision: "%[3]s"}
-  - digest: sha256:0a9f8e7d6c5b4a3928170615243342516071829304a5b6c7d8e9f0a1b2c3d4e5
-    firstReconciled: "%[5]s"
-    lastReconciled: "%[4]s"
-    lastReconciledDuration: 2s
-    lastReconciledStatus: ReconciliationSucceeded
-    totalReconciliations: 18
-    metadata: {revision: "%[2]s"}
-`, srv.URL, before, after, applied, now.Add(-3*time.Hour).Format(time.RFC3339))
-	for _, doc := range strings.Split(manifests, "\n---\n") {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-			srv.Close()
-			return nil, err
-		}
-		status, hasStatus := obj.Object["status"]
-		if err := c.Create(ctx, obj); err != nil {
-			srv.Close()
-			return nil, fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
-		}
-		if hasStatus {
-			obj.Object["status"] = status
-			if err := c.Status().Update(ctx, obj); err != nil {
-				srv.Close()
-				return nil, fmt.Errorf("recording %s %s status: %w", obj.GetKind(), obj.GetName(), err)
-			}
-		}
+	if err := clusterstate.ApplyYAML(ctx, c, eval.FluxObjects(srv.URL, before, after, now, "")); err != nil {
+		srv.Close()
+		return nil, err
 	}
 	return srv, nil
 }

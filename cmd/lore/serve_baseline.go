@@ -89,7 +89,7 @@ func baselineTools(cfg serveConfig, reader client.Reader) (tools.Tool, tools.Bas
 		return nil, nil
 	}
 	series, _ := cfg.series() // validated at parse time
-	return &baseline.Tool{Reader: reader, Namespace: cfg.Namespace, Prom: &baseline.Client{BaseURL: cfg.PrometheusURL}, Series: series},
+	return &tools.Baseline{Reader: reader, Namespace: cfg.Namespace, Prom: &baseline.Client{BaseURL: cfg.PrometheusURL}, Series: series},
 		&baseline.Noter{Reader: reader, Namespace: cfg.Namespace, Series: series}
 }
 

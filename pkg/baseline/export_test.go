@@ -22,3 +22,23 @@ import "sigs.k8s.io/controller-runtime/pkg/client"
 var NewFakeProm = newFakeProm
 
 func K8s() client.Client { return k8s }
+
+var (
+	NewNamespace     = newNamespace
+	CreateDeployment = createDeployment
+	CreateIncident   = createIncident
+	NewJob           = newJob
+)
+
+// ManagedBy is the value of ManagedByLabel on the job's objects.
+const ManagedBy = managedBy
+
+// Block holds query_range requests until ch is closed.
+func (f *fakeProm) Block(ch chan struct{}) {
+	f.mu.Lock()
+	f.block = ch
+	f.mu.Unlock()
+}
+
+// Recorded is what the server was asked.
+func (f *fakeProm) Recorded() (queries, steps []string) { return f.recorded() }

@@ -35,6 +35,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/kuberead"
+	"github.com/runlore/runlore/pkg/promql"
 )
 
 const mi = 1024 * 1024
@@ -89,7 +90,7 @@ func investigateWithBaselines(t *testing.T, workload string) *runlorev1.Finding 
 	noter := &baseline.Noter{Reader: reader, Namespace: op}
 	reg := tools.NewRegistry(append(kube.Tools(),
 		&tools.PromQL{BaseURL: prom.URL(), Baselines: noter, Now: func() time.Time { return later }},
-		&baseline.Tool{Reader: reader, Namespace: op, Prom: client, Now: func() time.Time { return later }})...)
+		&tools.Baseline{Reader: reader, Namespace: op, Prom: client, Now: func() time.Time { return later }})...)
 	engine := &investigate.Engine{Tools: reg, Now: func() time.Time { return later }}
 	f, _, err := engine.Investigate(ctx, investigate.Request{Title: workload + " restarting", AlertName: "KubePodCrashLooping",
 		Namespace: "store", Workload: workload, Start: now})
@@ -138,9 +139,9 @@ func TestPromQLNotesTheBaseline(t *testing.T) {
 		Name: runlorev1.BaselineMemory, Unit: "bytes", P50: baseline.Decimal(300 * mi), P95: baseline.Decimal(400 * mi), Query: "max(container_memory_working_set_bytes{...})"}}}
 	g.Expect(c.Status().Update(ctx, b)).To(Succeed())
 	noter := &baseline.Noter{Reader: c, Namespace: op}
-	res := tools.PromResult{ResultType: "vector", Series: []tools.Series{
-		{Labels: map[string]string{"namespace": "store", "pod": "cart-5c8d7bf9d4-q2w7z", "container": "cart"}, Values: []tools.Sample{{V: 960 * mi}}},
-		{Labels: map[string]string{"namespace": "store", "pod": "search-5c8d7bf9d4-q2w7z"}, Values: []tools.Sample{{V: 10 * mi}}},
+	res := promql.Result{ResultType: "vector", Series: []promql.Series{
+		{Labels: map[string]string{"namespace": "store", "pod": "cart-5c8d7bf9d4-q2w7z", "container": "cart"}, Values: []promql.Sample{{V: 960 * mi}}},
+		{Labels: map[string]string{"namespace": "store", "pod": "search-5c8d7bf9d4-q2w7z"}, Values: []promql.Sample{{V: 10 * mi}}},
 	}}
 	notes := noter.Note(ctx, `container_memory_working_set_bytes{namespace="store"}`, res)
 	g.Expect(notes).To(HaveLen(1), "search has no baseline")

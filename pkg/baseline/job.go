@@ -180,7 +180,7 @@ func (j *Job) RunOnce(ctx context.Context) RunSummary {
 		sum.Err = errors.New("no Prometheus URL is set")
 		return sum
 	}
-	prom := *comp.Prom
+	prom := &Client{BaseURL: comp.Prom.BaseURL, HTTPClient: comp.Prom.HTTPClient, Header: comp.Prom.Header}
 	if prom.HTTPClient == nil {
 		// A transport of its own: the job's connections are never the ones
 		// an investigation's promql tool waits for.
@@ -191,7 +191,7 @@ func (j *Job) RunOnce(ctx context.Context) RunSummary {
 		defer transport.CloseIdleConnections()
 		prom.HTTPClient = &http.Client{Timeout: queryTimeout, Transport: transport}
 	}
-	comp.Prom = &prom
+	comp.Prom = prom
 	comp.Wait = func(ctx context.Context) error {
 		sum.Queries++
 		return limiter.Wait(ctx)

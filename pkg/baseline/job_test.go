@@ -18,7 +18,6 @@ package baseline
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,67 +217,6 @@ func TestJobRunsUnderAnElectedManager(t *testing.T) {
 		_ = k8s.Get(context.Background(), client.ObjectKey{Namespace: op, Name: Name(apps, "worker")}, &b)
 		return b.Status.MemoryP95
 	}, 60*time.Second).Should(MatchRegexp(`^19\dMi$`))
-}
-
-// A Prometheus that hangs holds the job, never the investigation's reads:
-// the tool answers while the job waits, and the job gives up at its
-// deadline with an error.
-func TestSlowPrometheusNeverDelaysTheTool(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	apps, op := newNamespace(t, "apps"), newNamespace(t, "runlore")
-	createDeployment(t, apps, "web")
-	createIncident(t, apps, "web-oom", &runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "web"}, time.Now())
-	prom := newFakeProm(t, map[string]func(time.Time) float64{
-		"container_memory_working_set_bytes": func(time.Time) float64 { return 900 * mi },
-	})
-	base := &runlorev1.WorkloadBaseline{ObjectMeta: metav1.ObjectMeta{Namespace: op, Name: Name(apps, "web"), Labels: map[string]string{ManagedByLabel: managedBy}}}
-	g.Expect(k8s.Create(ctx, base)).To(Succeed())
-	base.Status = runlorev1.WorkloadBaselineStatus{Window: metav1.Duration{Duration: DefaultWindow}, Series: []runlorev1.BaselineSeries{{
-		Name: runlorev1.BaselineMemory, Unit: "bytes", P50: Decimal(200 * mi), P95: Decimal(300 * mi),
-		Query: Render(DefaultSeries()[1].Query, runlorev1.Workload{Namespace: apps, Kind: "Deployment", Name: "web"})}}}
-	g.Expect(k8s.Status().Update(ctx, base)).To(Succeed())
-
-	block := make(chan struct{})
-	prom.mu.Lock()
-	prom.block = block
-	prom.mu.Unlock()
-	defer close(block)
-	job := newJob(op, prom)
-	jobCtx, cancel := context.WithCancel(ctx)
-	result := make(chan RunSummary, 1)
-	go func() { result <- job.RunOnce(jobCtx) }()
-	g.Eventually(func() int { q, _ := prom.recorded(); return len(q) }, 30*time.Second).Should(BeNumerically(">", 0))
-
-	tool := &Tool{Reader: k8s, Namespace: op, Prom: &Client{BaseURL: prom.URL()}}
-	res, err := tool.Run(ctx, []byte(fmt.Sprintf(`{"namespace":%q,"name":"web"}`, apps)))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Text).To(ContainSubstring("memory working set 3× its 7-day p95 (now 900Mi; p50 200Mi, p95 300Mi)"))
-	rep := res.Data.(Report)
-	g.Expect(rep.Found).To(BeTrue())
-	g.Expect(rep.Comparisons).To(HaveLen(1))
-
-	cancel()
-	var s RunSummary
-	g.Eventually(result, 30*time.Second).Should(Receive(&s))
-	g.Expect(s.Err).To(MatchError(ContainSubstring("context canceled")))
-}
-
-func TestToolWithoutBaselineOrPrometheus(t *testing.T) {
-	g := NewWithT(t)
-	op := newNamespace(t, "runlore")
-	prom := newFakeProm(t, nil)
-	tool := &Tool{Reader: k8s, Namespace: op, Prom: &Client{BaseURL: prom.URL()}}
-	res, err := tool.Run(context.Background(), []byte(`{"namespace":"apps","name":"never"}`))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Text).To(HavePrefix("no baseline recorded for apps/never yet"))
-	res, err = (&Tool{Reader: k8s, Namespace: op}).Run(context.Background(), []byte(`{"namespace":"apps","name":"never"}`))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Text).To(ContainSubstring("is not configured"))
-	_, err = tool.Run(context.Background(), []byte(`{"namespace":"apps","name":"x","extra":1}`))
-	g.Expect(err).To(MatchError(ContainSubstring(`unknown field "extra"`)))
-	_, err = tool.Run(context.Background(), []byte(`{"namespace":"apps"}`))
-	g.Expect(err).To(MatchError(ContainSubstring("namespace and name are required")))
 }
 
 func kubectl(t *testing.T, args ...string) string {

@@ -20,15 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
 
-	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/promql"
 )
 
 // maxResponseBytes caps one answer: a week of one series at one-minute
@@ -50,6 +48,9 @@ type Client struct {
 	HTTPClient *http.Client
 	// Header is added to every request.
 	Header http.Header
+
+	once sync.Once
+	prom *promql.Client
 }
 
 // Source is the backend's API root without credentials, for the record.
@@ -63,11 +64,14 @@ func (c *Client) Source() string {
 	return "prometheus at " + u.String()
 }
 
-func (c *Client) client() *http.Client {
-	if c.HTTPClient != nil {
-		return c.HTTPClient
-	}
-	return &http.Client{Timeout: 60 * time.Second}
+// client is the query client; queries go form-encoded in the body, which
+// keeps long expressions out of URLs and access logs.
+func (c *Client) client() *promql.Client {
+	c.once.Do(func() {
+		c.prom = &promql.Client{BaseURL: c.BaseURL, HTTPClient: c.HTTPClient, Timeout: 60 * time.Second,
+			Header: c.Header, MaxBytes: maxResponseBytes, Post: true}
+	})
+	return c.prom
 }
 
 // QueryRange evaluates query over [start, end] at step and returns the
@@ -77,23 +81,17 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 	if step <= 0 {
 		return nil, errors.New("step must be positive")
 	}
-	q := url.Values{"query": {query}, "start": {unix(start)}, "end": {unix(end)},
-		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
-	body, err := c.post(ctx, "/api/v1/query_range", q)
+	res, err := c.client().QueryRange(ctx, query, start, end, step)
 	if err != nil {
 		return nil, err
 	}
-	return ParseMatrix(body)
+	return matrixValues(res)
 }
 
 // Query evaluates query at t and returns its single value; ok is false
 // when it returned no series.
 func (c *Client) Query(ctx context.Context, query string, t time.Time) (float64, bool, error) {
-	body, err := c.post(ctx, "/api/v1/query", url.Values{"query": {query}, "time": {unix(t)}})
-	if err != nil {
-		return 0, false, err
-	}
-	res, err := tools.ParsePromResponse(body)
+	res, err := c.client().Query(ctx, query, t)
 	if err != nil {
 		return 0, false, err
 	}
@@ -107,53 +105,19 @@ func (c *Client) Query(ctx context.Context, query string, t time.Time) (float64,
 	return 0, false, nil
 }
 
-func unix(t time.Time) string {
-	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
-}
-
-// post sends a form-encoded query, which Prometheus accepts on both
-// endpoints and which keeps long expressions out of URLs and access logs.
-func (c *Client) post(ctx context.Context, path string, form url.Values) ([]byte, error) {
-	if c.BaseURL == "" {
-		return nil, errors.New("no Prometheus URL is set")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, fmt.Errorf("prometheus URL: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for k, vs := range c.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	resp, err := c.client().Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
-	}
-	if len(body) > maxResponseBytes {
-		return nil, fmt.Errorf("prometheus answered more than %d bytes", maxResponseBytes)
-	}
-	if resp.StatusCode/100 != 2 && len(body) == 0 {
-		return nil, fmt.Errorf("prometheus answered %d", resp.StatusCode)
-	}
-	return body, nil
-}
-
 // ParseMatrix decodes a query_range answer into the finite samples of its
 // series. It wants data.resultType matrix and at most one series: the
 // baseline queries aggregate to one, and several would mean a query that
 // is not about one workload.
 func ParseMatrix(body []byte) ([]float64, error) {
-	res, err := tools.ParsePromResponse(body)
+	res, err := promql.Parse(body)
 	if err != nil {
 		return nil, err
 	}
+	return matrixValues(res)
+}
+
+func matrixValues(res promql.Result) ([]float64, error) {
 	if res.ResultType != "matrix" {
 		return nil, fmt.Errorf("data.resultType is %q, want matrix", res.ResultType)
 	}

@@ -116,8 +116,8 @@ func WindowText(d time.Duration) string {
 	return d.String()
 }
 
-// Labels names each series for sentences; custom definitions keep theirs.
-func labelOf(series []Series, name runlorev1.BaselineSeriesName) string {
+// LabelOf names a series for sentences; custom definitions keep theirs.
+func LabelOf(series []Series, name runlorev1.BaselineSeriesName) string {
 	for _, s := range series {
 		if s.Name == name && s.Label != "" {
 			return s.Label
@@ -159,7 +159,7 @@ func Compare(ctx context.Context, prom *Client, b *runlorev1.WorkloadBaseline, s
 			missing = append(missing, fmt.Sprintf("%s: no current value", s.Name))
 			continue
 		}
-		c := Comparison{Series: s.Name, Label: labelOf(series, s.Name), Unit: s.Unit, Now: v, P50: p50, P95: p95,
+		c := Comparison{Series: s.Name, Label: LabelOf(series, s.Name), Unit: s.Unit, Now: v, P50: p50, P95: p95,
 			Window: b.Status.Window.Duration, Query: s.Query}
 		if b.Status.ComputedAt != nil {
 			c.ComputedAt = b.Status.ComputedAt.Time

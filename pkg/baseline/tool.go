@@ -18,8 +18,6 @@ package baseline
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -28,28 +26,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/identity"
-	"github.com/runlore/runlore/pkg/investigate/tools"
-	"github.com/runlore/runlore/pkg/kuberead"
+	"github.com/runlore/runlore/pkg/promql"
 )
 
-// ToolName is the name investigations call the baseline tool by.
+// ToolName is the name investigations call the baseline tool by; the tool
+// itself (investigate/tools.Baseline) reads WorkloadBaselines with Lookup
+// and compares them with Compare.
 const ToolName = "workload_baseline"
-
-// Tool compares a workload's key series now with its 7-day baseline. It
-// reads the WorkloadBaseline (never computes one: that is the nightly
-// job's work) and evaluates the same queries at the current time.
-type Tool struct {
-	// Reader reads WorkloadBaselines; give it a deadline (kuberead).
-	Reader client.Reader
-	// Namespace is where the baseline job keeps them (the operator's).
-	Namespace string
-	// Prom evaluates the current values.
-	Prom *Client
-	// Series labels the series in sentences (DefaultSeries when nil).
-	Series []Series
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
-}
 
 // ToolArgs are the tool's arguments.
 type ToolArgs struct {
@@ -66,83 +49,9 @@ type Report struct {
 	Missing     []string     `json:"missing,omitempty"`
 }
 
-func (*Tool) Name() string { return ToolName }
-func (*Tool) Description() string {
-	return "Compare a workload's CPU, memory working set, restarts and request/error rates now with its own 7-day p50/p95 baseline " +
-		"(computed nightly from Prometheus for workloads that had incidents), e.g. \"memory working set 2.4× its 7-day p95\"."
-}
-func (*Tool) Parameters() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"namespace":{"type":"string","description":"the workload's namespace"},` +
-		`"name":{"type":"string","description":"the workload's name (Deployment, StatefulSet, ...)"},` +
-		`"kind":{"type":"string","description":"the workload's kind, when known"}},` +
-		`"additionalProperties":false,"required":["namespace","name"]}`)
-}
-
-func (t *Tool) Run(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
-	var args ToolArgs
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	if args.Namespace == "" || args.Name == "" {
-		return tools.Result{}, errors.New("namespace and name are required")
-	}
-	ref := args.Namespace + "/" + args.Name
-	rep := Report{Workload: ref}
-	if t.Prom == nil || t.Prom.BaseURL == "" {
-		return tools.Result{Text: ToolName + " is not configured: no Prometheus URL is set. Treat this source as unavailable, not as evidence of health.", Data: rep}, nil
-	}
-	b, err := Lookup(ctx, t.Reader, t.Namespace, args.Namespace, args.Name)
-	if err != nil {
-		if u, ok := kuberead.AsUnavailable(err); ok {
-			return tools.Result{Text: "source unavailable: " + u.Error(), Data: rep}, nil
-		}
-		return tools.Result{}, err
-	}
-	if b == nil {
-		return tools.Result{Text: fmt.Sprintf("no baseline recorded for %s yet: the baseline job computes one nightly for each workload that had an incident", ref), Data: rep}, nil
-	}
-	rep.Found = true
-	now := time.Now()
-	if t.Now != nil {
-		now = t.Now()
-	}
-	rep.Comparisons, rep.Missing, err = Compare(ctx, t.Prom, b, t.Series, now)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	var sb strings.Builder
-	computed := "never"
-	if b.Status.ComputedAt != nil {
-		computed = b.Status.ComputedAt.UTC().Format(time.RFC3339)
-	}
-	fmt.Fprintf(&sb, "%s baseline of %s (computed %s from %s):\n", WindowText(b.Status.Window.Duration), ref, computed, b.Status.Source)
-	for _, c := range rep.Comparisons {
-		sb.WriteString(c.Sentence() + "\n")
-	}
-	for _, s := range b.Status.Series {
-		if s.Unavailable != "" {
-			fmt.Fprintf(&sb, "%s: no baseline (%s)\n", labelOf(t.series(), s.Name), s.Unavailable)
-		}
-	}
-	for _, m := range rep.Missing {
-		fmt.Fprintf(&sb, "no current value: %s\n", m)
-	}
-	return tools.Result{Text: sb.String(), Data: rep}, nil
-}
-
-func (t *Tool) series() []Series {
-	if t.Series != nil {
-		return t.Series
-	}
-	return DefaultSeries()
-}
-
 // Noter annotates promql results with the baselines of the workloads their
 // series belong to, so a model reading a raw query sees the workload's own
-// normal beside it. It implements tools.BaselineNoter.
+// normal beside it. It implements the promql tool's BaselineNoter.
 type Noter struct {
 	Reader    client.Reader
 	Namespace string
@@ -160,7 +69,7 @@ const noteTimeout = 3 * time.Second
 
 // Note returns a line per (workload, series) of res whose series' metric
 // the query reads and whose workload has a baseline.
-func (n *Noter) Note(ctx context.Context, query string, res tools.PromResult) []string {
+func (n *Noter) Note(ctx context.Context, query string, res promql.Result) []string {
 	series := n.Series
 	if series == nil {
 		series = DefaultSeries()
@@ -210,7 +119,7 @@ func (n *Noter) Note(ctx context.Context, query string, res tools.PromResult) []
 			if !ok1 || !ok2 {
 				continue
 			}
-			c := Comparison{Series: s.Name, Label: labelOf(series, s.Name), Unit: e.Unit, Now: last, P50: p50, P95: p95, Window: b.Status.Window.Duration}
+			c := Comparison{Series: s.Name, Label: LabelOf(series, s.Name), Unit: e.Unit, Now: last, P50: p50, P95: p95, Window: b.Status.Window.Duration}
 			out = append(out, fmt.Sprintf("baseline of %s: %s; the baseline is of %s, so compare like with like", key, c.Sentence(), e.Query))
 			if len(out) == maxNotes {
 				return out

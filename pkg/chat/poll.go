@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,7 +47,9 @@ const (
 // still read.
 const DefaultHorizon = 7 * 24 * time.Hour
 
-// poller is what the two pollers share: which episodes to read.
+// poller is the loop the chat readers share: which episodes to read, how
+// often, and the annotations that remember what was read. SlackThreads and
+// MatrixReactions are its two readers.
 type poller struct {
 	Client   client.Client
 	Interval time.Duration
@@ -95,6 +98,26 @@ func (p poller) episodes(ctx context.Context, kind string) ([]runlorev1.OutcomeR
 	return out, refs, nil
 }
 
+// poll hands each message of kind delivered for a live episode to read,
+// once; one message failing does not stop the others.
+func (p poller) poll(ctx context.Context, kind string, read func(context.Context, *runlorev1.OutcomeRecord, notify.Ref) error) error {
+	recs, refs, err := p.episodes(ctx, kind)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range recs {
+		rec := &recs[i]
+		for _, ref := range refs[rec.Namespace+"/"+rec.Name] {
+			if err := read(ctx, rec, ref); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// loop polls every Interval until ctx ends; no Interval, no polling.
 func (p poller) loop(ctx context.Context, poll func(context.Context) error) error {
 	if p.Interval <= 0 {
 		<-ctx.Done()
@@ -159,22 +182,7 @@ type slackMessage struct {
 }
 
 // Poll reads every live episode's thread once.
-func (s *SlackThreads) Poll(ctx context.Context) error {
-	recs, refs, err := s.episodes(ctx, "slack")
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for i := range recs {
-		rec := &recs[i]
-		for _, ref := range refs[rec.Namespace+"/"+rec.Name] {
-			if err := s.thread(ctx, rec, ref); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
+func (s *SlackThreads) Poll(ctx context.Context) error { return s.poll(ctx, "slack", s.thread) }
 
 func (s *SlackThreads) thread(ctx context.Context, rec *runlorev1.OutcomeRecord, ref notify.Ref) error {
 	seen := rec.Annotations[ThreadSeenAnnotation]
@@ -290,27 +298,12 @@ func (x *MatrixReactions) Start(ctx context.Context) error {
 }
 
 // Poll reads every live episode's reactions once.
-func (x *MatrixReactions) Poll(ctx context.Context) error {
-	recs, refs, err := x.episodes(ctx, "matrix")
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for i := range recs {
-		rec := &recs[i]
-		for _, ref := range refs[rec.Namespace+"/"+rec.Name] {
-			if !x.Matrix.Rooms.Allows(ref.Room, rec.Namespace) {
-				continue // the room no longer takes this namespace
-			}
-			if err := x.reactions(ctx, rec, ref); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
+func (x *MatrixReactions) Poll(ctx context.Context) error { return x.poll(ctx, "matrix", x.reactions) }
 
 func (x *MatrixReactions) reactions(ctx context.Context, rec *runlorev1.OutcomeRecord, ref notify.Ref) error {
+	if !x.Matrix.Rooms.Allows(ref.Room, rec.Namespace) {
+		return nil // the room no longer takes this namespace
+	}
 	events, err := x.Matrix.Reactions(ctx, ref.Room, ref.ID)
 	if err != nil {
 		return err
@@ -339,7 +332,7 @@ func (x *MatrixReactions) reactions(ctx context.Context, rec *runlorev1.OutcomeR
 				latest[e.Sender] = vote{"down", e.OriginServerTS}
 			}
 		case notify.ReactionSilence:
-			if containsString(silenced, e.EventID) || len(silenced) > 32 {
+			if slices.Contains(silenced, e.EventID) || len(silenced) > 32 {
 				continue
 			}
 			st := t
@@ -365,13 +358,4 @@ func (x *MatrixReactions) reactions(ctx context.Context, rec *runlorev1.OutcomeR
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

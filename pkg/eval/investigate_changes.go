@@ -17,12 +17,9 @@ limitations under the License.
 package eval
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,22 +40,9 @@ import (
 // named git/<repo> at the built repositories, and loads the objects as a
 // cluster recorded them (LoadRecorded).
 func loadCluster(ctx context.Context, c client.Client, dir string, urls map[string]string) ([]*unstructured.Unstructured, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "cluster", "*.yaml"))
+	all, err := clusterstate.ReadDir(filepath.Join(dir, "cluster"))
 	if err != nil {
 		return nil, err
-	}
-	sort.Strings(files)
-	var all []*unstructured.Unstructured
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := clusterstate.Decode(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		all = append(all, objs...)
 	}
 	if err := pointAtRepositories(all, urls); err != nil {
 		return nil, err

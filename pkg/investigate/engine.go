@@ -163,7 +163,7 @@ func (e *Engine) partial(ctx context.Context, req Request, usage *runlorev1.Usag
 	if err != nil {
 		return nil, err
 	}
-	f.Unresolved = limit(append([]string{"the model investigation ended early (" + why + "); this is the built-in analyzer's finding"}, f.Unresolved...), 16)
+	f.Unresolved = textutil.Head(append([]string{"the model investigation ended early (" + why + "); this is the built-in analyzer's finding"}, f.Unresolved...), 16)
 	return f, nil
 }
 

@@ -98,7 +98,7 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 	if len(s.RootCauses) > 8 {
 		return nil, fmt.Errorf("rootCauses has %d items, at most 8", len(s.RootCauses))
 	}
-	f := &runlorev1.Finding{Verdict: runlorev1.Verdict(s.Verdict), RuledOut: limit(s.RuledOut, 16)}
+	f := &runlorev1.Finding{Verdict: runlorev1.Verdict(s.Verdict), RuledOut: textutil.Head(s.RuledOut, 16)}
 	unresolved := append([]string(nil), s.Unresolved...)
 	for i, c := range s.RootCauses {
 		if strings.TrimSpace(c.Summary) == "" {
@@ -107,13 +107,13 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 		if c.Confidence == nil || *c.Confidence < 0 || *c.Confidence > 1 {
 			return nil, fmt.Errorf("rootCauses[%d].confidence must be a number in [0, 1]", i)
 		}
-		rc := runlorev1.RootCause{Summary: textutil.Truncate(c.Summary, 1024), Confidence: builtin.FormatConfidence(*c.Confidence), Entities: limit(c.Entities, 32)}
+		rc := runlorev1.RootCause{Summary: textutil.Truncate(c.Summary, 1024), Confidence: builtin.FormatConfidence(*c.Confidence), Entities: textutil.Head(c.Entities, 32)}
 		for _, e := range c.Evidence {
 			if grounded(e, transcript) {
 				rc.Evidence = append(rc.Evidence, textutil.Truncate(e, 512))
 			}
 		}
-		rc.Evidence = limit(rc.Evidence, 32)
+		rc.Evidence = textutil.Head(rc.Evidence, 32)
 		if c.Change != nil {
 			if ch, ok := timelineChange(req, c.Change.Kind, c.Change.Namespace, c.Change.Name, c.Change.ToRevision); ok {
 				rc.ChangeRef = builtin.ChangeReference(ch)
@@ -161,7 +161,7 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 		f.Verdict = runlorev1.VerdictInconclusive
 		f.SuggestedActions = nil
 	}
-	f.Unresolved = limit(unresolved, 16)
+	f.Unresolved = textutil.Head(unresolved, 16)
 	return f, nil
 }
 
@@ -213,11 +213,4 @@ func hasAction(actions []runlorev1.SuggestedAction, id string) bool {
 		}
 	}
 	return false
-}
-
-func limit(s []string, n int) []string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

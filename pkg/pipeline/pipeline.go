@@ -174,7 +174,7 @@ func (c *Config) recall(ctx context.Context, inc *runlorev1.Incident, inv *runlo
 		if err := recall.ApplyConfirm(&d, cf.gathered, cf.detail); err != nil {
 			return err
 		}
-		inv.Status.Result = recalledFinding(doc, res.Fired, d.Confidence, cf.evidence, cf.verdict.entities(cf.claims))
+		inv.Status.Result = recalledFinding(doc, res.Fired, d.Confidence, cf.evidence, cf.verdict.Entities(cf.claims))
 	}
 	inv.Status.Recall = &d
 	return nil
@@ -246,7 +246,7 @@ func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident, doc catal
 	if ns == "" || c.Engine == nil || c.Engine.Tools == nil {
 		return confirmation{detail: "the incident names no namespace to look at"}
 	}
-	cf := confirmation{claims: claimsOf(doc, ns, inc.Spec.Workload)}
+	cf := confirmation{claims: recall.ClaimsOf(doc, ns, inc.Spec.Workload)}
 	args, _ := json.Marshal(map[string]string{"namespace": ns})
 	var missing []string
 	for _, tool := range []string{"pod_status", "kube_events"} {
@@ -265,8 +265,8 @@ func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident, doc catal
 	rctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
 	live := c.readLive(rctx, ns)
-	cf.verdict = judge(cf.claims, live, ns, c.lookup(rctx))
-	check := checkDetail(cf.verdict)
+	cf.verdict = recall.Judge(cf.claims, live, ns, c.lookup(rctx))
+	check := recall.CheckDetail(cf.verdict)
 	if len(missing) > 0 {
 		cf.detail = strings.Join(append(missing, check), "; ")
 		return cf
@@ -282,14 +282,14 @@ func (c *Config) confirm(ctx context.Context, inc *runlorev1.Incident, doc catal
 func recalledFinding(doc catalog.Document, c *recall.Candidate, confidence runlorev1.Confidence, evidence, entities []string) *runlorev1.Finding {
 	summary, resolution, quote := c.Title, "", ""
 	if e := doc.Entry; e != nil {
-		if s := leadSentence(e.Section(okf.SectionCause)); s != "" {
+		if s := recall.LeadSentence(e.Section(okf.SectionCause)); s != "" {
 			summary = s
-		} else if s := leadSentence(e.Description); s != "" {
+		} else if s := recall.LeadSentence(e.Description); s != "" {
 			summary = s
-		} else if s := leadSentence(e.Body); s != "" {
+		} else if s := recall.LeadSentence(e.Body); s != "" {
 			summary = s
 		}
-		resolution = leadSentence(e.Section(okf.SectionResolution))
+		resolution = recall.LeadSentence(e.Section(okf.SectionResolution))
 		if e.IsProse() {
 			// Without sections the answer is the body itself.
 			quote = e.Quote(1024)

@@ -107,3 +107,12 @@ func SplitCamel(s string) string {
 	}
 	return b.String()
 }
+
+// Head is at most the first n elements of s (a finding's evidence, its
+// ruled-out lines), sharing s's backing array.
+func Head[S ~[]E, E any](s S, n int) S {
+	if len(s) > n {
+		return s[:max(n, 0)]
+	}
+	return s
+}

@@ -86,3 +86,16 @@ func FuzzTruncate(f *testing.F) {
 		}
 	})
 }
+
+func TestHead(t *testing.T) {
+	s := []string{"a", "b", "c"}
+	if got := Head(s, 2); len(got) != 2 || got[1] != "b" {
+		t.Errorf("Head(s, 2) = %v", got)
+	}
+	if got := Head(s, 5); len(got) != 3 {
+		t.Errorf("Head(s, 5) = %v", got)
+	}
+	if got := Head(s, -1); len(got) != 0 {
+		t.Errorf("Head(s, -1) = %v", got)
+	}
+}

@@ -97,14 +97,13 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 	// an executable action targets a Kustomization in the team's namespace).
 	now := time.Now().UTC().Truncate(time.Second)
 	gitRoot := filepath.Join(c.dir, "git")
-	fleet, err := eval.BuildGitRepository(fleetHistory(now), filepath.Join(gitRoot, "fleet"))
+	fleet, err := eval.BuildGitRepository(eval.FleetHistory(now), filepath.Join(gitRoot, "fleet"))
 	g.Expect(err).NotTo(HaveOccurred())
 	gitSrv, err := eval.ServeGit(gitRoot)
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(gitSrv.Close)
-	flux := fluxObjects(gitSrv.URL, "main@sha1:"+fleet[0].String(), "main@sha1:"+fleet[1].String(), now)
+	flux := eval.FluxObjects(gitSrv.URL, "main@sha1:"+fleet[0].String(), "main@sha1:"+fleet[1].String(), now, "")
 	flux = strings.ReplaceAll(flux, "namespace: flux-system", "namespace: payments")
-	flux = strings.ReplaceAll(flux, "  secretRef: {name: fleet-auth}\n", "")
 	applyAll(t, c.admin, flux)
 	seedWorkload(t, c.admin, "payments", "api", "registry.example.com/payments/api:1.42.0", "256Mi",
 		corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container"},

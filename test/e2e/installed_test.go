@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,18 +35,16 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/eval"
 	"github.com/runlore/runlore/pkg/forge/forgetest"
+	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/okf"
 )
 
@@ -105,7 +102,7 @@ func TestInstalledOperator(t *testing.T) {
 	// through its GitRepository's secretRef), the billing one public (Argo CD).
 	gitRoot := filepath.Join(c.dir, "git")
 	now := time.Now().UTC().Truncate(time.Second)
-	fleet, err := eval.BuildGitRepository(fleetHistory(now), filepath.Join(gitRoot, "fleet"))
+	fleet, err := eval.BuildGitRepository(eval.FleetHistory(now), filepath.Join(gitRoot, "fleet"))
 	g.Expect(err).NotTo(HaveOccurred())
 	billing, err := eval.BuildGitRepository(eval.GitHistory{Commits: []eval.GitCommit{
 		{Message: "invoices 2.0.0", Author: "Ivy Ops <ivy@example.com>", Time: now.Add(-4 * time.Hour),
@@ -131,7 +128,7 @@ func TestInstalledOperator(t *testing.T) {
 	t.Cleanup(privateGit.Close)
 	g.Expect(c.admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "fleet-auth", Namespace: "flux-system"},
 		Data: map[string][]byte{"username": []byte("flux"), "password": []byte("fleet-password")}})).To(Succeed())
-	applyAll(t, c.admin, fluxObjects(privateGit.URL, "main@sha1:"+fleet[0].String(), "main@sha1:"+fleet[1].String(), now))
+	applyAll(t, c.admin, eval.FluxObjects(privateGit.URL, "main@sha1:"+fleet[0].String(), "main@sha1:"+fleet[1].String(), now, "fleet-auth"))
 	applyAll(t, c.admin, argoObjects(plainGit.URL, billing[0].String(), billing[1].String(), now))
 
 	// The cluster state each alert is about.
@@ -327,53 +324,9 @@ func commitFile(dir, path, body, message string) error {
 // each document carries, as the owning controller would have.
 func applyAll(t *testing.T, c client.Client, manifests string) {
 	t.Helper()
-	ctx := context.Background()
-	for _, doc := range strings.Split(manifests, "\n---\n") {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-			t.Fatalf("%v\n%s", err, doc)
-		}
-		status, hasStatus := obj.Object["status"]
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-		if hasStatus {
-			obj.Object["status"] = status
-			err := c.Status().Update(ctx, obj)
-			if apierrors.IsNotFound(err) { // a CRD without a status subresource
-				if err = c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err == nil {
-					obj.Object["status"] = status
-					err = c.Update(ctx, obj)
-				}
-			}
-			if err != nil {
-				t.Fatalf("recording %s %s status: %v", obj.GetKind(), obj.GetName(), err)
-			}
-		}
+	if err := clusterstate.ApplyYAML(context.Background(), c, manifests); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func apiManifest(memory string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: api
-  namespace: payments
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: api}
-  template:
-    metadata:
-      labels: {app: api}
-    spec:
-      containers:
-        - name: api
-          image: registry.example.com/payments/api:1.42.0
-          resources:
-            requests: {cpu: 100m, memory: %[1]s}
-            limits: {memory: %[1]s}
-`, memory)
 }
 
 func invoicesManifest(tag string) string {
@@ -394,49 +347,6 @@ spec:
         - name: invoices
           image: registry.example.com/billing/invoices:%s
 `, tag)
-}
-
-// fluxObjects are what Flux holds after applying the fleet's last commit:
-// a GitRepository with a secretRef, and a Kustomization's history.
-func fluxObjects(url, before, after string, now time.Time) string {
-	applied := now.Add(-2 * time.Minute).Format(time.RFC3339)
-	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: fleet, namespace: flux-system}
-spec:
-  interval: 1m
-  url: %[1]s/fleet/.git
-  ref: {branch: main}
-  secretRef: {name: fleet-auth}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./apps
-  prune: true
-  sourceRef: {kind: GitRepository, name: fleet}
-status:
-  lastAppliedRevision: %[3]s
-  inventory:
-    entries: [{id: payments_api_apps_Deployment, v: v1}]
-  history:
-  - digest: sha256:5b1e0d6ac1f2f3c1ac1d7c0c3a0a54d39a5e1a0d9b3c1f0e2a4b6c8d0e1f2a3b
-    firstReconciled: "%[4]s"
-    lastReconciled: "%[4]s"
-    lastReconciledDuration: 2s
-    lastReconciledStatus: ReconciliationSucceeded
-    totalReconciliations: 1
-    metadata: {revision: "%[3]s"}
-  - digest: sha256:0a9f8e7d6c5b4a3928170615243342516071829304a5b6c7d8e9f0a1b2c3d4e5
-    firstReconciled: "%[5]s"
-    lastReconciled: "%[4]s"
-    lastReconciledDuration: 2s
-    lastReconciledStatus: ReconciliationSucceeded
-    totalReconciliations: 18
-    metadata: {revision: "%[2]s"}
-`, url, before, after, applied, now.Add(-3*time.Hour).Format(time.RFC3339))
 }
 
 // argoObjects are an Argo CD Application that synced billing's last commit.
@@ -536,15 +446,4 @@ func seedWorkloadWith(t *testing.T, c client.Client, ns, name, image, memory str
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pod.Name, UID: pod.UID},
 		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning, Count: 6, FirstTimestamp: now, LastTimestamp: now,
 		Source: corev1.EventSource{Component: "kubelet", Host: "node-a"}}))
-}
-
-// fleetHistory is the fleet repository both suites serve: payments/api
-// deployed hours ago, then its memory limit cut minutes before the alert.
-func fleetHistory(now time.Time) eval.GitHistory {
-	return eval.GitHistory{Commits: []eval.GitCommit{
-		{Message: "payments/api: deploy 1.42.0", Author: "Dana Dev <dana@example.com>", Time: now.Add(-3 * time.Hour),
-			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("512Mi"))}},
-		{Message: "payments/api: cut the memory limit to 256Mi", Author: "Sam Sizing <sam@example.com>", Time: now.Add(-10 * time.Minute),
-			Files: map[string]*string{"apps/payments/api.yaml": ptr.To(apiManifest("256Mi"))}},
-	}}
 }

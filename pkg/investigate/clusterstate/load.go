@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,8 +66,8 @@ func Decode(r io.Reader) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// LoadDir applies every *.yaml file of dir, in name order.
-func LoadDir(ctx context.Context, c client.Client, dir string) ([]*unstructured.Unstructured, error) {
+// ReadDir decodes every *.yaml file of dir, in name order.
+func ReadDir(dir string) ([]*unstructured.Unstructured, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
@@ -84,7 +85,25 @@ func LoadDir(ctx context.Context, c client.Client, dir string) ([]*unstructured.
 		}
 		all = append(all, objs...)
 	}
+	return all, nil
+}
+
+// LoadDir applies every *.yaml file of dir, in name order.
+func LoadDir(ctx context.Context, c client.Client, dir string) ([]*unstructured.Unstructured, error) {
+	all, err := ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	return all, Apply(ctx, c, all)
+}
+
+// ApplyYAML applies the objects of a multi-document YAML text (Apply).
+func ApplyYAML(ctx context.Context, c client.Client, text string) error {
+	objs, err := Decode(strings.NewReader(text))
+	if err != nil {
+		return err
+	}
+	return Apply(ctx, c, objs)
 }
 
 // Apply creates each object (and its namespace when missing), then writes
@@ -109,7 +128,14 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 			continue
 		}
 		create.Object["status"] = status
-		if err := c.Status().Update(ctx, create); err != nil {
+		err := c.Status().Update(ctx, create)
+		if apierrors.IsNotFound(err) { // a CRD without a status subresource
+			if err = c.Get(ctx, client.ObjectKeyFromObject(create), create); err == nil {
+				create.Object["status"] = status
+				err = c.Update(ctx, create)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("write status of %s: %w", ref, err)
 		}
 	}

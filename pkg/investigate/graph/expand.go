@@ -34,6 +34,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/podspec"
 )
 
 // kindInfo is where RunLore looks for a kind it has no Go types for.
@@ -697,58 +699,21 @@ func (st *build) podSpec(n *Node, namespace string, spec *corev1.PodSpec) {
 			st.g.Link(n.Ref(), RelUses, ref.Ref(), detail)
 		}
 	}
-	containers := append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...)
-	for _, c := range containers {
+	for _, c := range podspec.Containers(spec) {
 		for _, e := range c.Env {
 			if e.Value != "" {
 				st.texts = append(st.texts, sourceText{from: n.Ref(), namespace: namespace, text: e.Value})
-			}
-			if e.ValueFrom == nil {
-				continue
-			}
-			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-				use("ConfigMap", r.Name, "env "+e.Name+" key "+r.Key)
-			}
-			if r := e.ValueFrom.SecretKeyRef; r != nil {
-				use("Secret", r.Name, "env "+e.Name+" key "+r.Key)
-			}
-		}
-		for _, f := range c.EnvFrom {
-			if f.ConfigMapRef != nil {
-				use("ConfigMap", f.ConfigMapRef.Name, "envFrom")
-			}
-			if f.SecretRef != nil {
-				use("Secret", f.SecretRef.Name, "envFrom")
 			}
 		}
 		for _, a := range append(append([]string(nil), c.Args...), c.Command...) {
 			st.texts = append(st.texts, sourceText{from: n.Ref(), namespace: namespace, text: a})
 		}
 	}
-	for _, v := range spec.Volumes {
-		switch {
-		case v.ConfigMap != nil:
-			use("ConfigMap", v.ConfigMap.Name, "volume "+v.Name)
-		case v.Secret != nil:
-			use("Secret", v.Secret.SecretName, "volume "+v.Name)
-		case v.PersistentVolumeClaim != nil:
-			use("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName, "volume "+v.Name)
-		case v.Projected != nil:
-			for _, s := range v.Projected.Sources {
-				if s.ConfigMap != nil {
-					use("ConfigMap", s.ConfigMap.Name, "volume "+v.Name)
-				}
-				if s.Secret != nil {
-					use("Secret", s.Secret.Name, "volume "+v.Name)
-				}
-			}
+	for _, r := range podspec.Refs(spec) {
+		if r.Kind == podspec.KindServiceAccount && r.Name == "default" {
+			continue
 		}
-	}
-	for _, s := range spec.ImagePullSecrets {
-		use("Secret", s.Name, "imagePullSecret")
-	}
-	if sa := spec.ServiceAccountName; sa != "" && sa != "default" {
-		use("ServiceAccount", sa, "serviceAccount")
+		use(r.Kind, r.Name, r.Via())
 	}
 	if spec.PriorityClassName != "" {
 		n.fact("priorityClass", spec.PriorityClassName)

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/runlore/runlore/pkg/promql"
 )
 
 // promServer speaks the Prometheus HTTP API; victoria adds the endpoints
@@ -73,8 +75,8 @@ func TestPromQLInstantAndRange(t *testing.T) {
 	r := NewRegistry(p)
 
 	res := run(t, r, "promql", `{"query":"container_memory_working_set_bytes / container_spec_memory_limit_bytes"}`)
-	data := res.Data.(PromResult)
-	g.Expect(data.Flavor).To(Equal(FlavorPrometheus))
+	data := res.Data.(promql.Result)
+	g.Expect(data.Flavor).To(Equal(promql.FlavorPrometheus))
 	g.Expect(data.Series).To(HaveLen(2))
 	g.Expect(data.Series[0].Values[0].V).To(Equal(0.93))
 	g.Expect(res.Text).To(ContainSubstring(`{namespace="shop",pod="api-1"} = 0.93`))
@@ -117,27 +119,9 @@ func TestPromQLDetectsVictoriaMetricsOnce(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		res, err := p.Run(context.Background(), json.RawMessage(`{"query":"up"}`))
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(res.Data.(PromResult).Flavor).To(Equal(FlavorVictoriaMetrics))
+		g.Expect(res.Data.(promql.Result).Flavor).To(Equal(promql.FlavorVictoriaMetrics))
 	}
 	g.Expect(health.Load()).To(BeEquivalentTo(1))
-}
-
-func TestParsePromResponseRejectsMalformedAnswers(t *testing.T) {
-	for _, body := range []string{
-		`not json`,
-		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}}`,
-		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}}`,
-		`{"status":"success","data":{"resultType":"histogram","result":[]}}`,
-		`{"status":"error"}`,
-	} {
-		if _, err := ParsePromResponse([]byte(body)); err == nil {
-			t.Errorf("ParsePromResponse(%s) succeeded", body)
-		}
-	}
-	res, err := ParsePromResponse([]byte(`{"status":"success","data":{"resultType":"scalar","result":[1796004600,"2"]}}`))
-	if err != nil || len(res.Series) != 1 || res.Series[0].Values[0].V != 2 {
-		t.Fatalf("scalar: %+v %v", res, err)
-	}
 }
 
 func TestLogsQueryLoki(t *testing.T) {
@@ -176,17 +160,6 @@ func TestLogsQueryVictoriaLogs(t *testing.T) {
 	g.Expect(lines).To(HaveLen(2))
 	g.Expect(lines[1].Line).To(Equal("OOM: heap exhausted"))
 	g.Expect(lines[1].Labels).To(Equal(map[string]string{"level": "error"}))
-}
-
-func FuzzParsePromResponse(f *testing.F) {
-	f.Add([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"b"},"values":[[1,"2"]]}]}}`))
-	f.Add([]byte(`{"status":"success","data":{"resultType":"scalar","result":[1,"NaN"]}}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		res, err := ParsePromResponse(body)
-		if err == nil && res.ResultType == "" {
-			t.Fatalf("success without a result type: %q", body)
-		}
-	})
 }
 
 func FuzzParseLogResponses(f *testing.F) {

@@ -21,25 +21,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/runlore/runlore/pkg/promql"
 )
 
 // maxResponseBytes caps what any HTTP backend may send back.
 const maxResponseBytes = 4 << 20
-
-// Metrics backends the promql tool recognises.
-const (
-	FlavorPrometheus      = "prometheus"
-	FlavorVictoriaMetrics = "victoriametrics"
-)
 
 // PromQL queries a Prometheus-compatible HTTP API (Prometheus or
 // VictoriaMetrics, told apart on first use).
@@ -60,8 +54,8 @@ type PromQL struct {
 	// result's series belong to.
 	Baselines BaselineNoter
 
-	mu     sync.Mutex
-	flavor string
+	once sync.Once
+	prom *promql.Client
 }
 
 // PromQLArgs are promql's arguments. Without a range it is an instant query.
@@ -69,26 +63,6 @@ type PromQLArgs struct {
 	Query        string `json:"query"`
 	RangeMinutes int    `json:"rangeMinutes,omitempty"`
 	StepSeconds  int    `json:"stepSeconds,omitempty"`
-}
-
-// Sample is one point of a series.
-type Sample struct {
-	T time.Time `json:"t"`
-	V float64   `json:"v"`
-}
-
-// Series is one labelled series of a query result.
-type Series struct {
-	Labels map[string]string `json:"labels"`
-	Values []Sample          `json:"values"`
-}
-
-// PromResult is promql's structured result.
-type PromResult struct {
-	Flavor     string   `json:"flavor"`
-	ResultType string   `json:"resultType"`
-	Series     []Series `json:"series"`
-	Warnings   []string `json:"warnings,omitempty"`
 }
 
 func (*PromQL) Name() string { return "promql" }
@@ -103,11 +77,11 @@ func (*PromQL) Parameters() json.RawMessage {
 	})
 }
 
-func (t *PromQL) client() *http.Client {
-	if t.HTTPClient != nil {
-		return t.HTTPClient
-	}
-	return &http.Client{Timeout: 15 * time.Second}
+func (t *PromQL) client() *promql.Client {
+	t.once.Do(func() {
+		t.prom = &promql.Client{BaseURL: t.BaseURL, HTTPClient: t.HTTPClient, Header: t.Header, MaxBytes: maxResponseBytes}
+	})
+	return t.prom
 }
 
 func (t *PromQL) now() time.Time {
@@ -132,28 +106,20 @@ func (t *PromQL) Run(ctx context.Context, raw json.RawMessage) (Result, error) {
 		return Result{}, fmt.Errorf("rangeMinutes %d is out of range [0, 1440]", args.RangeMinutes)
 	}
 	flavor := t.Flavor(ctx)
-	q := url.Values{"query": {args.Query}}
-	endpoint := "/api/v1/query"
 	now := t.now()
+	var res promql.Result
+	var err error
 	if args.RangeMinutes > 0 {
-		endpoint = "/api/v1/query_range"
 		step := args.StepSeconds
 		if step <= 0 {
 			step = max(args.RangeMinutes, 1)
 		}
-		q.Set("start", formatUnix(now.Add(-time.Duration(args.RangeMinutes)*time.Minute)))
-		q.Set("end", formatUnix(now))
-		q.Set("step", strconv.Itoa(step))
+		res, err = t.client().QueryRange(ctx, args.Query, now.Add(-time.Duration(args.RangeMinutes)*time.Minute), now, time.Duration(step)*time.Second)
 	} else {
-		q.Set("time", formatUnix(now))
+		res, err = t.client().Query(ctx, args.Query, now)
 	}
-	body, status, err := t.get(ctx, endpoint+"?"+q.Encode())
 	if err != nil {
-		return Result{}, err
-	}
-	res, err := ParsePromResponse(body)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s answered %d: %w", flavor, status, err)
+		return Result{}, fmt.Errorf("%s: %w", flavor, err)
 	}
 	res.Flavor = flavor
 	text := t.render(args.Query, res)
@@ -168,152 +134,14 @@ func (t *PromQL) Run(ctx context.Context, raw json.RawMessage) (Result, error) {
 // BaselineNoter returns lines comparing a result's series with the
 // baselines of the workloads they belong to; none when there are none.
 type BaselineNoter interface {
-	Note(ctx context.Context, query string, res PromResult) []string
+	Note(ctx context.Context, query string, res promql.Result) []string
 }
 
-func formatUnix(t time.Time) string {
-	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
-}
+// Flavor is the backend's flavor (FlavorPrometheus or
+// FlavorVictoriaMetrics), told apart once.
+func (t *PromQL) Flavor(ctx context.Context) string { return t.client().Flavor(ctx) }
 
-func (t *PromQL) get(ctx context.Context, pathAndQuery string) ([]byte, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.BaseURL, "/")+pathAndQuery, nil)
-	if err != nil {
-		return nil, 0, fmt.Errorf("metrics URL: %w", err)
-	}
-	for k, vs := range t.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	resp, err := t.client().Do(req)
-	if err != nil {
-		return nil, 0, fmt.Errorf("metrics backend: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return nil, resp.StatusCode, fmt.Errorf("metrics backend: %w", err)
-	}
-	return body, resp.StatusCode, nil
-}
-
-// Flavor tells Prometheus from VictoriaMetrics once: VictoriaMetrics answers
-// /health with "OK" and reports a version starting "victoria-metrics" in its
-// buildinfo; Prometheus does neither.
-func (t *PromQL) Flavor(ctx context.Context) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.flavor != "" {
-		return t.flavor
-	}
-	t.flavor = FlavorPrometheus
-	if body, status, err := t.get(ctx, "/health"); err == nil && status == http.StatusOK && strings.TrimSpace(string(body)) == "OK" {
-		t.flavor = FlavorVictoriaMetrics
-	} else if body, status, err := t.get(ctx, "/api/v1/status/buildinfo"); err == nil && status == http.StatusOK &&
-		strings.Contains(strings.ToLower(string(body)), "victoria") {
-		t.flavor = FlavorVictoriaMetrics
-	}
-	return t.flavor
-}
-
-type promEnvelope struct {
-	Status    string          `json:"status"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
-	Warnings  []string        `json:"warnings"`
-	Data      json.RawMessage `json:"data"`
-}
-
-type promData struct {
-	ResultType string          `json:"resultType"`
-	Result     json.RawMessage `json:"result"`
-}
-
-// ParsePromResponse decodes a Prometheus HTTP API query response.
-func ParsePromResponse(body []byte) (PromResult, error) {
-	var env promEnvelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return PromResult{}, fmt.Errorf("response is not a Prometheus API answer: %w", err)
-	}
-	if env.Status != "success" {
-		if env.Error == "" {
-			env.Error = "status " + strconv.Quote(env.Status)
-		}
-		return PromResult{}, fmt.Errorf("query failed (%s): %s", env.ErrorType, env.Error)
-	}
-	var data promData
-	if err := json.Unmarshal(env.Data, &data); err != nil {
-		return PromResult{}, fmt.Errorf("data: %w", err)
-	}
-	res := PromResult{ResultType: data.ResultType, Warnings: env.Warnings}
-	switch data.ResultType {
-	case "vector", "matrix":
-		var items []struct {
-			Metric map[string]string   `json:"metric"`
-			Value  []json.RawMessage   `json:"value"`
-			Values [][]json.RawMessage `json:"values"`
-		}
-		if err := json.Unmarshal(data.Result, &items); err != nil {
-			return PromResult{}, fmt.Errorf("data.result: %w", err)
-		}
-		for i, it := range items {
-			s := Series{Labels: it.Metric}
-			if it.Value != nil {
-				p, err := parsePoint(it.Value)
-				if err != nil {
-					return PromResult{}, fmt.Errorf("data.result[%d].value: %w", i, err)
-				}
-				s.Values = append(s.Values, p)
-			}
-			for j, v := range it.Values {
-				p, err := parsePoint(v)
-				if err != nil {
-					return PromResult{}, fmt.Errorf("data.result[%d].values[%d]: %w", i, j, err)
-				}
-				s.Values = append(s.Values, p)
-			}
-			res.Series = append(res.Series, s)
-		}
-	case "scalar", "string":
-		var point []json.RawMessage
-		if err := json.Unmarshal(data.Result, &point); err != nil {
-			return PromResult{}, fmt.Errorf("data.result: %w", err)
-		}
-		p, err := parsePoint(point)
-		if err != nil {
-			return PromResult{}, fmt.Errorf("data.result: %w", err)
-		}
-		res.Series = []Series{{Labels: map[string]string{}, Values: []Sample{p}}}
-	default:
-		return PromResult{}, fmt.Errorf("data.resultType %q is not vector, matrix, scalar or string", data.ResultType)
-	}
-	return res, nil
-}
-
-func parsePoint(raw []json.RawMessage) (Sample, error) {
-	if len(raw) != 2 {
-		return Sample{}, fmt.Errorf("a point has %d elements, want [time, value]", len(raw))
-	}
-	var ts float64
-	if err := json.Unmarshal(raw[0], &ts); err != nil {
-		return Sample{}, fmt.Errorf("time: %w", err)
-	}
-	var vs string
-	if err := json.Unmarshal(raw[1], &vs); err != nil {
-		return Sample{}, fmt.Errorf("value: %w", err)
-	}
-	v, err := strconv.ParseFloat(vs, 64)
-	if err != nil {
-		return Sample{}, fmt.Errorf("value %q: %w", vs, err)
-	}
-	if math.IsNaN(ts) || math.IsInf(ts, 0) {
-		return Sample{}, errors.New("time is not finite")
-	}
-	sec, frac := math.Modf(ts)
-	return Sample{T: time.Unix(int64(sec), int64(frac*1e9)).UTC(), V: v}, nil
-}
-
-func (t *PromQL) render(query string, res PromResult) string {
+func (t *PromQL) render(query string, res promql.Result) string {
 	limit := t.MaxSeries
 	if limit <= 0 {
 		limit = 20

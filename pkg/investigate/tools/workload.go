@@ -31,6 +31,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/podspec"
 )
 
 // ContainerSpec is what a workload's pod template asks for, the part a
@@ -272,6 +274,7 @@ func (k *Kube) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]string,
 
 func containerSpecs(spec corev1.PodSpec) []ContainerSpec {
 	out := make([]ContainerSpec, 0, len(spec.Containers))
+	refs := podspec.Refs(&spec)
 	for _, c := range spec.Containers {
 		cs := ContainerSpec{Name: c.Name, Image: c.Image}
 		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
@@ -285,28 +288,13 @@ func containerSpecs(spec corev1.PodSpec) []ContainerSpec {
 		}
 		cs.ReadinessProbe = probeText(c.ReadinessProbe)
 		cs.LivenessProbe = probeText(c.LivenessProbe)
-		for _, e := range c.EnvFrom {
-			if e.ConfigMapRef != nil {
-				cs.ConfigFrom = append(cs.ConfigFrom, "ConfigMap/"+e.ConfigMapRef.Name)
+		for _, r := range refs {
+			if r.Kind != podspec.KindConfigMap && r.Kind != podspec.KindSecret {
+				continue
 			}
-			if e.SecretRef != nil {
-				cs.ConfigFrom = append(cs.ConfigFrom, "Secret/"+e.SecretRef.Name)
-			}
-		}
-		for _, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-				cs.ConfigFrom = append(cs.ConfigFrom, "ConfigMap/"+e.ValueFrom.ConfigMapKeyRef.Name)
-			}
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				cs.ConfigFrom = append(cs.ConfigFrom, "Secret/"+e.ValueFrom.SecretKeyRef.Name)
-			}
-		}
-		for _, v := range spec.Volumes {
-			if v.ConfigMap != nil {
-				cs.ConfigFrom = append(cs.ConfigFrom, "ConfigMap/"+v.ConfigMap.Name)
-			}
-			if v.Secret != nil {
-				cs.ConfigFrom = append(cs.ConfigFrom, "Secret/"+v.Secret.SecretName)
+			// The container's own env and envFrom, and the volumes of the pod.
+			if mine := (r.Source == podspec.SourceEnv || r.Source == podspec.SourceEnvFrom) && r.Container == c.Name; mine || r.Source == podspec.SourceVolume {
+				cs.ConfigFrom = append(cs.ConfigFrom, r.Kind+"/"+r.Name)
 			}
 		}
 		cs.ConfigFrom = dedupe(cs.ConfigFrom)

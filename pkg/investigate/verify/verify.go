@@ -37,6 +37,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
 	"github.com/runlore/runlore/pkg/symptom"
+	"github.com/runlore/runlore/pkg/textutil"
 )
 
 // Outcome verdicts, as the API's VerifyOutcome spells them.
@@ -197,8 +198,8 @@ func (v *Verifier) Verify(ctx context.Context, req incident.Request, f *runlorev
 		out.Verdict = runlorev1.VerdictInconclusive
 	}
 	outcome.ConfidenceAfter = topConfidence(out)
-	outcome.Notes = limit(notes, 16)
-	out.Unresolved = limit(out.Unresolved, 16)
+	outcome.Notes = textutil.Head(notes, 16)
+	out.Unresolved = textutil.Head(out.Unresolved, 16)
 	return outcome, out, nil
 }
 
@@ -375,11 +376,4 @@ func parse(c runlorev1.Confidence) float64 {
 		return 0
 	}
 	return math.Min(v, 1)
-}
-
-func limit(s []string, n int) []string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

@@ -33,6 +33,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/runlore/runlore/pkg/podspec"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -214,47 +215,13 @@ func clip(s string, n int) string { return textutil.Truncate(s, n) }
 // consumes reports the ConfigMaps and Secrets a pod template reads, by name.
 func consumes(spec corev1.PodSpec) (configMaps, secrets map[string]bool) {
 	configMaps, secrets = map[string]bool{}, map[string]bool{}
-	for _, v := range spec.Volumes {
-		if v.ConfigMap != nil {
-			configMaps[v.ConfigMap.Name] = true
+	for _, r := range podspec.Refs(&spec) {
+		switch r.Kind {
+		case podspec.KindConfigMap:
+			configMaps[r.Name] = true
+		case podspec.KindSecret:
+			secrets[r.Name] = true
 		}
-		if v.Secret != nil {
-			secrets[v.Secret.SecretName] = true
-		}
-		if v.Projected != nil {
-			for _, s := range v.Projected.Sources {
-				if s.ConfigMap != nil {
-					configMaps[s.ConfigMap.Name] = true
-				}
-				if s.Secret != nil {
-					secrets[s.Secret.Name] = true
-				}
-			}
-		}
-	}
-	for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
-		for _, ef := range c.EnvFrom {
-			if ef.ConfigMapRef != nil {
-				configMaps[ef.ConfigMapRef.Name] = true
-			}
-			if ef.SecretRef != nil {
-				secrets[ef.SecretRef.Name] = true
-			}
-		}
-		for _, e := range c.Env {
-			if e.ValueFrom == nil {
-				continue
-			}
-			if e.ValueFrom.ConfigMapKeyRef != nil {
-				configMaps[e.ValueFrom.ConfigMapKeyRef.Name] = true
-			}
-			if e.ValueFrom.SecretKeyRef != nil {
-				secrets[e.ValueFrom.SecretKeyRef.Name] = true
-			}
-		}
-	}
-	for _, ps := range spec.ImagePullSecrets {
-		secrets[ps.Name] = true
 	}
 	return configMaps, secrets
 }
