@@ -575,7 +575,8 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		}
 		belongs := workload == "" || strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload)
 		switch {
-		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")):
+		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")) &&
+			!probeNoise(obs.Graph, e.Object, e.Message):
 			add(finding{class: symptom.ProbeFailure, word: "Unhealthy", affected: 1, entities: wl, text: e.Message,
 				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
 				detail:       "probes fail: " + e.Message,

@@ -125,6 +125,17 @@ func TestAnalyzeRules(t *testing.T) {
 			wantRuledOut: "HelmRelease/monitoring/grafana changed",
 		},
 		{
+			name: "a node that joined after the limit cut is not blamed for the OOM kill",
+			changes: []incident.Change{memoryBump, {Source: "kubernetes", Kind: "Node", Name: "worker-9", At: onset.Add(-2 * time.Minute),
+				Touches: []string{"Deployment/shop/api"}, Aspects: []string{"node"}, Summary: "Node joined the cluster"}},
+			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{
+				crashingPod("api-1-a", "CrashLoopBackOff", "OOMKilled", 137), crashingPod("api-1-b", "CrashLoopBackOff", "OOMKilled", 137)}},
+			wantTop:      []string{"Kustomization/flux-system/apps", "3f9a1c2", "OOMKilled"},
+			wantVerdict:  runlorev1.VerdictActionable,
+			mustNotBlame: []string{"Node/worker-9"},
+			wantRuledOut: "Node/worker-9 changed",
+		},
+		{
 			name:    "ImagePullBackOff after an image bump; a later change is never blamed",
 			changes: []incident.Change{imageBump, late},
 			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{

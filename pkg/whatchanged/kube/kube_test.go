@@ -222,6 +222,8 @@ func TestHandMadeRolloutIsAKubernetesChange(t *testing.T) {
 	g.Expect(cordoned.At.Equal(cordonedAt.Time)).To(BeTrue())
 	g.Expect(cordoned.Relation).To(Equal(whatchanged.RelationWorkload), "a pod of the workload runs on the node")
 	g.Expect(summaries).To(HaveKey("Node joined the cluster"))
+	g.Expect(summaries["Node joined the cluster"].Aspects).To(Equal([]string{"node"}),
+		"a node registering alters nothing a running workload's containers read")
 }
 
 func TestCordonTime(t *testing.T) {
