@@ -205,6 +205,7 @@ var rules = []rule{
 	{"cloud", nil, func(c ruleContext) []graphHypothesis { return cloudRule(c.req, c.graph, c.onset, c.window) }},
 	{"front", []symptom.Class{symptom.NoEndpoints, symptom.TargetDown}, frontRule},
 	{"disruption", []symptom.Class{symptom.Disruption}, disruptionRule},
+	{"admission", []symptom.Class{symptom.Admission}, admissionRule},
 }
 
 // graphRules reads the causes the incident graph supports, rule by rule.
@@ -607,12 +608,19 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	if best == nil {
 		return nil
 	}
-	h.change = best
-	rev := incident.ShortRevision(best.ToRevision)
 	name := ""
 	if bestNode != nil {
 		name = bestNode.Name
 	}
+	blameChange(h, best, name)
+	return bestNode
+}
+
+// blameChange names best as h's change: since when, its revision and the
+// file that changed object name, its evidence and its revert.
+func blameChange(h *graphHypothesis, best *incident.Change, name string) {
+	h.change = best
+	rev := incident.ShortRevision(best.ToRevision)
 	file := changedFile(*best, name)
 	if strings.Contains(file, ", ") {
 		file = ""
@@ -628,7 +636,6 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	h.evidence = append(h.evidence, changeEvidence(*best, ""))
 	h.action = rollbackAction(*best)
 	h.confidence = cap(h.confidence + 0.05)
-	return bestNode
 }
 
 // backendOnset is when a dependency's own trouble began (its earliest
