@@ -264,3 +264,21 @@ func TestFormatConfidence(t *testing.T) {
 		}
 	}
 }
+
+// TestActionsOneWay: the analyzer and a model's submission name and collect
+// suggested actions the same way — ids as Kubernetes names, no id twice,
+// at most MaxActions.
+func TestActionsOneWay(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ActionID("rollback", "3F9A1C2")).To(Equal("rollback-3f9a1c2"))
+	g.Expect(ActionID("suspend", "Apps/Shop_API")).To(Equal("suspend-apps-shop-api"))
+	g.Expect(len(ActionID("reconcile", strings.Repeat("x", 80)))).To(Equal(63))
+	var got []runlorev1.SuggestedAction
+	for i := 0; i < MaxActions+3; i++ {
+		got = AppendAction(got, runlorev1.SuggestedAction{ID: ActionID("rollback", strconv.Itoa(i%(MaxActions+1)))})
+		got = AppendAction(got, runlorev1.SuggestedAction{ID: ActionID("rollback", "0")})
+	}
+	g.Expect(got).To(HaveLen(MaxActions))
+	g.Expect(got[0].ID).To(Equal("rollback-0"))
+	g.Expect(got[1].ID).To(Equal("rollback-1"))
+}
