@@ -65,6 +65,10 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 		return out, err
 	}
 	uids := map[ownerKey]types.UID{}
+	// Pod Security admission judges a pod when it is created; a recorded
+	// namespace's enforce level may be newer than the pods it holds, so the
+	// level is written once everything else is in.
+	enforce := map[string]map[string]string{}
 	for _, obj := range creationOrder(objs) {
 		ref := fmt.Sprintf("%s %s", obj.GetKind(), objectPath(obj))
 		if ns := obj.GetNamespace(); ns != "" {
@@ -82,6 +86,9 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 		}
 		var written *unstructured.Unstructured
 		if create.GetKind() == "Namespace" && create.GroupVersionKind().Group == "" {
+			if held := holdEnforceLabels(create); len(held) > 0 {
+				enforce[create.GetName()] = held
+			}
 			if written, err = createOrMergeNamespace(ctx, c, create); err != nil {
 				return out, fmt.Errorf("%s: %w", ref, err)
 			}
@@ -119,7 +126,39 @@ func LoadRecorded(ctx context.Context, c client.Client, objs []*unstructured.Uns
 		uids[keyOf(written.GroupVersionKind().GroupKind(), written.GetNamespace(), written.GetName())] = written.GetUID()
 		out.Objects = append(out.Objects, written)
 	}
+	for i, o := range out.Objects {
+		held, ok := enforce[o.GetName()]
+		if !ok || o.GetKind() != "Namespace" || o.GetNamespace() != "" {
+			continue
+		}
+		ns := &unstructured.Unstructured{}
+		ns.SetGroupVersionKind(o.GroupVersionKind())
+		ns.SetName(o.GetName())
+		ns.SetLabels(held)
+		written, err := createOrMergeNamespace(ctx, c, ns)
+		if err != nil {
+			return out, fmt.Errorf("Namespace %s: write its Pod Security enforce labels: %w", o.GetName(), err)
+		}
+		out.Objects[i] = written
+	}
 	return out, nil
+}
+
+// holdEnforceLabels removes the Pod Security enforce level and version
+// from a namespace about to be created and returns them.
+func holdEnforceLabels(ns *unstructured.Unstructured) map[string]string {
+	labels := ns.GetLabels()
+	held := map[string]string{}
+	for k, v := range labels {
+		if k == "pod-security.kubernetes.io/enforce" || k == "pod-security.kubernetes.io/enforce-version" {
+			held[k] = v
+			delete(labels, k)
+		}
+	}
+	if len(held) > 0 {
+		ns.SetLabels(labels)
+	}
+	return held
 }
 
 func objectPath(o *unstructured.Unstructured) string {

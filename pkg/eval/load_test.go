@@ -363,6 +363,31 @@ func TestLoadRecordedState(t *testing.T) {
 		g.Expect(string(p.Status.Phase)).To(Equal("Running"))
 	})
 
+	t.Run("pods admitted before their namespace's Pod Security enforce level load", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })
+		ns := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": "ledger", "labels": map[string]any{
+				"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest", "team": "ledger"}},
+		}}
+		pod := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": "ledger-api-0", "namespace": "ledger"},
+			"spec":     map[string]any{"containers": []any{map[string]any{"name": "api", "image": "ledger:4"}}},
+		}}
+		_, err := LoadRecorded(ctx, c, []*unstructured.Unstructured{ns, pod})
+		g.Expect(err).NotTo(HaveOccurred())
+		var got corev1.Namespace
+		g.Expect(c.Get(ctx, client.ObjectKey{Name: "ledger"}, &got)).To(Succeed())
+		g.Expect(got.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+		g.Expect(got.Labels).To(HaveKeyWithValue("team", "ledger"))
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ledger", Name: "ledger-api-0"}, &corev1.Pod{})).To(Succeed())
+		// The level holds for what is created after the load.
+		late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "ledger"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "api", Image: "ledger:4"}}}}
+		g.Expect(c.Create(ctx, late)).To(MatchError(ContainSubstring("violates PodSecurity")))
+	})
+
 	t.Run("a kind recorded both namespaced and cluster-scoped is refused by name", func(t *testing.T) {
 		g := NewWithT(t)
 		t.Cleanup(func() { g.Expect(iso.Reset(ctx)).To(Succeed()) })

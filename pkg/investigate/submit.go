@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -134,7 +133,7 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 		op := runlorev1.ActionOp(a.Op)
 		target := runlorev1.ObjectReference{Kind: a.Target.Kind, Namespace: a.Target.Namespace, Name: a.Target.Name}
 		ref := target.Kind + "/" + target.Namespace + "/" + target.Name
-		action := runlorev1.SuggestedAction{ID: actionID(string(op), target.Name), Op: op, Target: target, Reason: textutil.Truncate(a.Reason, 1024),
+		action := runlorev1.SuggestedAction{ID: builtin.ActionID(string(op), target.Name), Op: op, Target: target, Reason: textutil.Truncate(a.Reason, 1024),
 			Reversible: true, BlastRadius: runlorev1.BlastObject, State: runlorev1.ActionSuggested}
 		switch {
 		case op != runlorev1.OpSuspend && op != runlorev1.OpResume && op != runlorev1.OpReconcile && op != runlorev1.OpRollback:
@@ -153,9 +152,7 @@ func parseSubmission(raw json.RawMessage, req incident.Request, transcript strin
 			unresolved = append(unresolved, fmt.Sprintf("a suggested %s of %s was dropped: only Flux objects can be %sed", op, ref, op))
 			continue
 		}
-		if !hasAction(f.SuggestedActions, action.ID) && len(f.SuggestedActions) < 8 {
-			f.SuggestedActions = append(f.SuggestedActions, action)
-		}
+		f.SuggestedActions = builtin.AppendAction(f.SuggestedActions, action)
 	}
 	if len(f.RootCauses) == 0 && (f.Verdict == runlorev1.VerdictActionable || f.Verdict == runlorev1.VerdictDiagnosed) {
 		f.Verdict = runlorev1.VerdictInconclusive
@@ -194,23 +191,4 @@ func causeWithChange(f *runlorev1.Finding, target runlorev1.ObjectReference) *ru
 		}
 	}
 	return nil
-}
-
-var notID = regexp.MustCompile(`[^a-z0-9-]+`)
-
-func actionID(op, name string) string {
-	s := strings.Trim(notID.ReplaceAllString(strings.ToLower(op+"-"+name), "-"), "-")
-	if len(s) > 63 {
-		s = strings.Trim(s[:63], "-")
-	}
-	return s
-}
-
-func hasAction(actions []runlorev1.SuggestedAction, id string) bool {
-	for _, a := range actions {
-		if a.ID == id {
-			return true
-		}
-	}
-	return false
 }

@@ -37,6 +37,11 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 			Files: c.Files, Summary: c.Summary, Diff: c.Diff,
 			Aspects: diffAspects(c.Diff, c.Summary),
 		}
+		for _, a := range c.Aspects {
+			if !slices.Contains(ch.Aspects, a) {
+				ch.Aspects = append(ch.Aspects, a)
+			}
+		}
 		for _, o := range c.Objects {
 			ch.Touches = append(ch.Touches, ref(o))
 			// A changed ConfigMap or Secret is a config change whatever

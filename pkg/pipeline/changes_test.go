@@ -61,6 +61,17 @@ func TestConvertChanges(t *testing.T) {
 	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
 }
 
+// A collector that knows what a change altered without a diff (a node
+// registering) says so, and the analyzer reads it: a node that joined is
+// not an unknown change that could explain anything.
+func TestConvertChangesKeepsCollectorAspects(t *testing.T) {
+	g := NewWithT(t)
+	got := convertChanges([]whatchanged.Change{{Source: whatchanged.SourceKubernetes,
+		Object: whatchanged.ObjectRef{Kind: "Node", Name: "worker-9"}, Summary: "Node joined the cluster", Aspects: []string{"node"}}})
+	g.Expect(got).To(HaveLen(1))
+	g.Expect(got[0].Aspects).To(Equal([]string{"node"}))
+}
+
 // TestDiffAspectsOfANewFile: a file's first commit did not change its
 // image, resources, env, replicas, config and chart; it created them.
 func TestDiffAspectsOfANewFile(t *testing.T) {

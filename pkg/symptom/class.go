@@ -38,6 +38,7 @@ const (
 	Volume          Class = "volume"           // a claim unbound, a volume that cannot be provisioned, attached or mounted
 	VolumeFull      Class = "volume-full"      // a filesystem or volume filling up
 	Quota           Class = "quota"            // creation refused by a ResourceQuota, LimitRange or a cloud quota
+	Admission       Class = "admission"        // creation refused by an admission policy (a validating webhook, Pod Security admission, a ValidatingAdmissionPolicy)
 	JobFailure      Class = "job-failure"      // a Job or CronJob run failed or never completed
 	Sandbox         Class = "sandbox"          // the pod sandbox or its network cannot be set up (CNI, IP exhaustion)
 	// Node level.

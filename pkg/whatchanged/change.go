@@ -146,6 +146,10 @@ type Change struct {
 	// Note carries why a diff is missing or what failed, without failing the
 	// whole timeline.
 	Note string `json:"note,omitempty"`
+	// Aspects say what the change altered when the collector knows it
+	// without a diff: a node registering alters "node", nothing a running
+	// workload's containers read.
+	Aspects []string `json:"aspects,omitempty"`
 
 	// Relation, Score and CannotHaveCaused are filled by ranking.
 	Relation Relation `json:"relation"`

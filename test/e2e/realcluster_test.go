@@ -186,25 +186,21 @@ func TestRealCluster(t *testing.T) {
 
 	cases := map[string]realFault{
 		"memory": {namespace: "memory", alert: "KubeContainerOOMKilled", names: []string{"OOMKilled"},
-			misread: "the node's registration, not the Deployment's limit cut, is blamed",
 			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
 				return terminatedReason(p) == "OOMKilled"
 			}},
 		"image": {namespace: "image", alert: "KubeContainerWaiting", names: []string{"ImagePullBackOff", "ErrImagePull"},
-			misread: "the node's registration, not the Deployment's image change, is blamed in some runs",
 			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
 				w := waitingReason(p)
 				return w == "ImagePullBackOff" || w == "ErrImagePull"
 			}},
 		"config": {namespace: "config", alert: "KubePodCrashLooping", names: []string{"listen_port", "exit code 1", "exitCode 1", "Error"},
-			misread: "the node's registration, not the Deployment's image and env change, is blamed",
 			// KubePodCrashLooping fires on the waiting reason, which alternates
 			// with the terminated state between restarts.
 			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
 				return waitingReason(p) == "CrashLoopBackOff" && terminatedReason(p) == "Error"
 			}},
 		"readiness": {namespace: "readiness", alert: "KubePodNotReady", names: []string{"Readiness probe failed", "readiness", "Unhealthy"},
-			misread: "the node's registration, not the Deployment's env change, is blamed",
 			broken: func(p *corev1.Pod, events []corev1.Event) bool {
 				for _, e := range events {
 					if e.InvolvedObject.Name == p.Name && e.Reason == "Unhealthy" {
@@ -214,7 +210,6 @@ func TestRealCluster(t *testing.T) {
 				return false
 			}},
 		"scheduling": {namespace: "scheduling", alert: "KubePodNotReady", names: []string{"FailedScheduling", "Unschedulable", "node affinity/selector"},
-			misread: "the node's registration, not the Deployment's nodeSelector change, is blamed",
 			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
 				for _, c := range p.Status.Conditions {
 					if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
@@ -224,7 +219,6 @@ func TestRealCluster(t *testing.T) {
 				return false
 			}},
 		"quota": {namespace: "quota", alert: "KubeDeploymentReplicasMismatch", deployment: true, names: []string{"FailedCreate", "exceeded quota"},
-			misread: "the node's registration, not the Deployment's replicas change, is blamed",
 			broken: func(_ *corev1.Pod, events []corev1.Event) bool {
 				for _, e := range events {
 					if e.Reason == "FailedCreate" && strings.Contains(e.Message, "exceeded quota") {

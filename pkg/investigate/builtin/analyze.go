@@ -217,8 +217,8 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			rc.ChangeRef = ChangeReference(*h.change)
 		}
 		out.RootCauses = append(out.RootCauses, rc)
-		if h.action != nil && len(out.SuggestedActions) < 8 && !hasAction(out.SuggestedActions, h.action.ID) {
-			out.SuggestedActions = append(out.SuggestedActions, *h.action)
+		if h.action != nil {
+			out.SuggestedActions = AppendAction(out.SuggestedActions, *h.action)
 		}
 	}
 	if len(hyps) > 0 && hyps[0].change != nil {
@@ -575,7 +575,8 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		}
 		belongs := workload == "" || strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload)
 		switch {
-		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")):
+		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")) &&
+			!probeNoise(obs.Graph, e.Object, e.Message):
 			add(finding{class: symptom.ProbeFailure, word: "Unhealthy", affected: 1, entities: wl, text: e.Message,
 				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
 				detail:       "probes fail: " + e.Message,
@@ -911,7 +912,7 @@ func rollbackAction(c incident.Change) *runlorev1.SuggestedAction {
 	if rev == "" {
 		return nil
 	}
-	id := sanitizeID("rollback-" + rev)
+	id := ActionID("rollback", rev)
 	return &runlorev1.SuggestedAction{
 		ID: id, Op: runlorev1.OpRollback,
 		Target:     runlorev1.ObjectReference{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name},
@@ -923,22 +924,31 @@ func rollbackAction(c incident.Change) *runlorev1.SuggestedAction {
 
 var notID = regexp.MustCompile(`[^a-z0-9-]+`)
 
-func sanitizeID(s string) string {
-	s = notID.ReplaceAllString(strings.ToLower(s), "-")
-	s = strings.Trim(s, "-")
+// ActionID is a suggested action's id: its words joined by "-", lower case,
+// in the characters a Kubernetes name admits, at most 63 of them.
+func ActionID(words ...string) string {
+	s := strings.Trim(notID.ReplaceAllString(strings.ToLower(strings.Join(words, "-")), "-"), "-")
 	if len(s) > 63 {
 		s = strings.Trim(s[:63], "-")
 	}
 	return s
 }
 
-func hasAction(actions []runlorev1.SuggestedAction, id string) bool {
-	for _, a := range actions {
-		if a.ID == id {
-			return true
+// MaxActions bounds the actions one finding suggests.
+const MaxActions = 8
+
+// AppendAction adds a to actions unless an action with its id is there or
+// the list is full.
+func AppendAction(actions []runlorev1.SuggestedAction, a runlorev1.SuggestedAction) []runlorev1.SuggestedAction {
+	if len(actions) >= MaxActions {
+		return actions
+	}
+	for _, have := range actions {
+		if have.ID == a.ID {
+			return actions
 		}
 	}
-	return false
+	return append(actions, a)
 }
 
 func changeVerb(c incident.Change) string {

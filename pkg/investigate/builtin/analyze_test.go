@@ -125,6 +125,17 @@ func TestAnalyzeRules(t *testing.T) {
 			wantRuledOut: "HelmRelease/monitoring/grafana changed",
 		},
 		{
+			name: "a node that joined after the limit cut is not blamed for the OOM kill",
+			changes: []incident.Change{memoryBump, {Source: "kubernetes", Kind: "Node", Name: "worker-9", At: onset.Add(-2 * time.Minute),
+				Touches: []string{"Deployment/shop/api"}, Aspects: []string{"node"}, Summary: "Node joined the cluster"}},
+			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{
+				crashingPod("api-1-a", "CrashLoopBackOff", "OOMKilled", 137), crashingPod("api-1-b", "CrashLoopBackOff", "OOMKilled", 137)}},
+			wantTop:      []string{"Kustomization/flux-system/apps", "3f9a1c2", "OOMKilled"},
+			wantVerdict:  runlorev1.VerdictActionable,
+			mustNotBlame: []string{"Node/worker-9"},
+			wantRuledOut: "Node/worker-9 changed",
+		},
+		{
 			name:    "ImagePullBackOff after an image bump; a later change is never blamed",
 			changes: []incident.Change{imageBump, late},
 			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{
@@ -252,4 +263,22 @@ func TestFormatConfidence(t *testing.T) {
 			t.Errorf("FormatConfidence(%v) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestActionsOneWay: the analyzer and a model's submission name and collect
+// suggested actions the same way — ids as Kubernetes names, no id twice,
+// at most MaxActions.
+func TestActionsOneWay(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ActionID("rollback", "3F9A1C2")).To(Equal("rollback-3f9a1c2"))
+	g.Expect(ActionID("suspend", "Apps/Shop_API")).To(Equal("suspend-apps-shop-api"))
+	g.Expect(len(ActionID("reconcile", strings.Repeat("x", 80)))).To(Equal(63))
+	var got []runlorev1.SuggestedAction
+	for i := 0; i < MaxActions+3; i++ {
+		got = AppendAction(got, runlorev1.SuggestedAction{ID: ActionID("rollback", strconv.Itoa(i%(MaxActions+1)))})
+		got = AppendAction(got, runlorev1.SuggestedAction{ID: ActionID("rollback", "0")})
+	}
+	g.Expect(got).To(HaveLen(MaxActions))
+	g.Expect(got[0].ID).To(Equal("rollback-0"))
+	g.Expect(got[1].ID).To(Equal("rollback-1"))
 }

@@ -43,8 +43,12 @@ type effect struct {
 
 var (
 	timesOut      = regexp.MustCompile(`(?i)deadline exceeded|timed? ?out|timeout|awaiting headers|throttl`)
-	noNodeMatches = regexp.MustCompile(`(?i)didn't match pod's node affinity|node affinity/selector|didn't match pod topology spread|topology spread constraints|untolerated taint|didn't tolerate|node\(s\) didn't satisfy`)
-	refused       = regexp.MustCompile(`(?i)connection refused|no endpoints|statuscode: 50[23]|503|upstream`)
+	noNodeMatches = regexp.MustCompile(`(?i)didn't match pod's node affinity|node affinity/selector|didn't match pod topology spread|topology spread constraints|untolerated taint|didn't tolerate|node\(s\) didn't satisfy|didn't match pod (anti-)?affinity rules`)
+	// moreThanFits is the scheduler saying pods do not fit beside their
+	// siblings: one per node or zone (anti-affinity, spread) or the nodes'
+	// capacity. More replicas produce it as surely as a stricter placement.
+	moreThanFits = regexp.MustCompile(`(?i)didn't match pod anti-affinity rules|didn't match pod topology spread|Insufficient [a-z0-9./-]+|Too many pods`)
+	refused      = regexp.MustCompile(`(?i)connection refused|no endpoints|statuscode: 50[23]|503|upstream`)
 )
 
 func is(c symptom.Class) effect                        { return effect{class: c} }
@@ -108,7 +112,7 @@ var fieldEffects = []fieldEffect{
 	{noun: "image", matches: keyIs("image", "tag", "repository"),
 		effects: []effect{is(symptom.ImagePull), is(symptom.CrashLoop), is(symptom.ContainerStart), is(symptom.OOM), is(symptom.ProbeFailure), is(symptom.LivenessKill)}},
 	{noun: "storage class", matches: keyIs("storageClassName"), effects: []effect{is(symptom.Volume)}},
-	{noun: "replicas", matches: keyIs("replicas"), effects: []effect{is(symptom.Quota), is(symptom.Disruption)}},
+	{noun: "replicas", matches: keyIs("replicas"), effects: []effect{is(symptom.Quota), is(symptom.Disruption), isWhen(symptom.Scheduling, moreThanFits)}},
 	{noun: "disruption budget", matches: keyIs("minAvailable", "maxUnavailable"), effects: []effect{is(symptom.Disruption)}},
 	{noun: "environment", matches: underAny("env", "envFrom"), effects: []effect{is(symptom.CrashLoop), is(symptom.ContainerConfig), is(symptom.JobFailure), is(symptom.OOM)}},
 	{noun: "arguments", matches: underAny("args", "command"), effects: []effect{is(symptom.CrashLoop), is(symptom.ContainerStart), is(symptom.JobFailure), is(symptom.OOM)}},

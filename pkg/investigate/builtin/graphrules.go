@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,12 +98,66 @@ func Onset(g *graph.Graph, start time.Time) time.Time {
 		}
 		// A last termination's start says when that run began, not when
 		// the trouble did; conditions and events say when it did.
-		if l.s.Source == "termination" {
+		if l.s.Source == "termination" || startupNoise(l) {
 			continue
 		}
 		onset = at
 	}
 	return onset
+}
+
+// probeNoise reports whether the probe failures an Event of pod reports
+// say nothing of their own: they were the pod's start-up (startupNoise), or
+// a readiness probe of a pod whose container is crashing, which nothing
+// listens to answer — the crash is the symptom, the probe its echo.
+func probeNoise(g *graph.Graph, pod, message string) bool {
+	if g == nil {
+		return false
+	}
+	n := g.Node(pod)
+	if n == nil || n.Kind != "Pod" {
+		return false
+	}
+	for _, s := range n.Symptoms {
+		if s.Source == "event" && strings.HasPrefix(oneLine(message), strings.TrimSuffix(s.Message, "…")) && startupNoise(located{n, s}) {
+			return true
+		}
+	}
+	if strings.Contains(strings.ToLower(message), "liveness") {
+		return false
+	}
+	for _, s := range n.Symptoms {
+		switch symptom.OfReason(strings.TrimPrefix(s.Word, "Last")) {
+		case symptom.CrashLoop, symptom.OOM, symptom.ContainerStart:
+			return true
+		}
+		if s.Source == "termination" {
+			return true
+		}
+	}
+	return false
+}
+
+// startupNoise reports whether a symptom is a probe failing while its pod
+// started: the pod became Ready after the failures and has been Ready since,
+// as a new pod whose first probe runs before its server listens does
+// ("connect: connection refused"). That is not when the trouble began.
+func startupNoise(l located) bool {
+	if l.node.Kind != "Pod" || l.node.Facts["ready"] != "true" || l.s.Source != "event" {
+		return false
+	}
+	if !slices.Contains(symptom.OfEvent(l.s.Word, l.s.Message), symptom.ProbeFailure) {
+		return false
+	}
+	since, err := time.Parse(time.RFC3339, l.node.Facts["readySince"])
+	if err != nil || since.Before(l.s.At) {
+		return false
+	}
+	last := l.s.Last
+	if last.IsZero() {
+		last = l.s.At
+	}
+	return !last.After(since)
 }
 
 var (
@@ -150,6 +205,7 @@ var rules = []rule{
 	{"cloud", nil, func(c ruleContext) []graphHypothesis { return cloudRule(c.req, c.graph, c.onset, c.window) }},
 	{"front", []symptom.Class{symptom.NoEndpoints, symptom.TargetDown}, frontRule},
 	{"disruption", []symptom.Class{symptom.Disruption}, disruptionRule},
+	{"admission", []symptom.Class{symptom.Admission}, admissionRule},
 }
 
 // graphRules reads the causes the incident graph supports, rule by rule.
@@ -552,12 +608,19 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	if best == nil {
 		return nil
 	}
-	h.change = best
-	rev := incident.ShortRevision(best.ToRevision)
 	name := ""
 	if bestNode != nil {
 		name = bestNode.Name
 	}
+	blameChange(h, best, name)
+	return bestNode
+}
+
+// blameChange names best as h's change: since when, its revision and the
+// file that changed object name, its evidence and its revert.
+func blameChange(h *graphHypothesis, best *incident.Change, name string) {
+	h.change = best
+	rev := incident.ShortRevision(best.ToRevision)
 	file := changedFile(*best, name)
 	if strings.Contains(file, ", ") {
 		file = ""
@@ -573,7 +636,6 @@ func attachChange(h *graphHypothesis, req incident.Request, g *graph.Graph, refs
 	h.evidence = append(h.evidence, changeEvidence(*best, ""))
 	h.action = rollbackAction(*best)
 	h.confidence = cap(h.confidence + 0.05)
-	return bestNode
 }
 
 // backendOnset is when a dependency's own trouble began (its earliest

@@ -127,6 +127,31 @@ func TestGraphRules(t *testing.T) {
 			want: []string{"StatefulSet/shop/cache", "Service/shop/cache"}, minConf: 0.6,
 		},
 		{
+			name: "pods refused by Pod Security admission: the namespace's enforce label is the cause, not the image bump that needed a pod",
+			req: incident.Request{Changes: []incident.Change{
+				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "namespaces", At: t0.Add(-3 * time.Hour), ToRevision: "main@sha1:6f393abc287a0125959f7b439beaf78fe8a0c169", Touches: []string{"Namespace/shop"}},
+				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "shop", At: t0.Add(-11 * time.Minute), ToRevision: "main@sha1:49006cc8d837df11d7496c353f90343ac3ad6905", Touches: []string{dep}, Aspects: []string{"image"}},
+			}},
+			fx: fixture{subject: dep, nodes: append(base, "Namespace/shop"), edges: append(owned, dep+" admitted-by Namespace/shop"),
+				symptoms: map[string][]graph.Symptom{
+					dep: {{Word: "FailedCreate", Source: "condition", Type: "ReplicaFailure", At: t0.Add(-10 * time.Minute),
+						Message: `pods "api-7c9d8f6b5-x7k2p" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "api" must set securityContext.runAsNonRoot=true)`}},
+				}},
+			want: []string{"Namespace/shop", "6f393ab", "FailedCreate"}, wantNot: []string{"49006cc"}, minConf: 0.7,
+		},
+		{
+			name: "pods denied by a Kyverno policy the webhook names: the change to that policy",
+			req: incident.Request{Changes: []incident.Change{
+				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "policies", At: t0.Add(-2 * time.Hour), ToRevision: "main@sha1:210f12a85593e6ca5d0a5549b5223c19f6b5fa2a", Touches: []string{"ClusterPolicy/require-run-as-nonroot"}},
+			}},
+			fx: fixture{subject: dep, nodes: append(base, "ClusterPolicy/require-run-as-nonroot"), edges: append(owned, dep+" admitted-by ClusterPolicy/require-run-as-nonroot"),
+				symptoms: map[string][]graph.Symptom{
+					dep: {{Word: "FailedCreate", Source: "condition", Type: "ReplicaFailure", At: t0.Add(-10 * time.Minute),
+						Message: `admission webhook "validate.kyverno.svc-fail" denied the request: resource Pod/shop/ was blocked due to the following policies require-run-as-nonroot: run-as-non-root: 'validation error: Running as root is not allowed.'`}},
+				}},
+			want: []string{"ClusterPolicy/require-run-as-nonroot", "210f12a", "FailedCreate"}, minConf: 0.7,
+		},
+		{
 			name: "a dependency outage does not explain an OOM kill",
 			fx: fixture{subject: dep, nodes: append(base, "Service/shop/cache", "Pod/shop/cache-0", "StatefulSet/shop/cache"),
 				edges: append(owned, dep+" calls Service/shop/cache", "Service/shop/cache backed-by Pod/shop/cache-0", "Pod/shop/cache-0 owned-by StatefulSet/shop/cache"),

@@ -46,6 +46,12 @@ const (
 	// weightVictimChange scales a change to a workload whose dependency is
 	// down, when the change does not touch how it reaches the dependency.
 	weightVictimChange = 0.5
+	// weightAdmissionAlone reads pods refused by an admission policy with
+	// no change found that began the refusal.
+	weightAdmissionAlone = 0.55
+	// weightAdmissionChange ties a change to a policy (or to the labels
+	// Pod Security admission reads) to the refusal that names it.
+	weightAdmissionChange = 0.75
 	// rankTie is how close two confidences are to count as a tie, and
 	// rankBelowGraph how far a local reading falls below the graph cause
 	// that explains its symptom through a path.

@@ -502,6 +502,16 @@ func (n *Node) fact(k, v string) {
 	n.Facts[k] = v
 }
 
+// readySince is when a Ready pod became Ready; zero when it is not.
+func readySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -660,6 +670,9 @@ func (st *build) addPod(p *corev1.Pod) *Node {
 	n.Symptoms = append(n.Symptoms, podSymptoms(p, st.b.now())...)
 	n.fact("phase", string(p.Status.Phase))
 	n.fact("ready", fmt.Sprint(podReady(p)))
+	if at := readySince(p); !at.IsZero() {
+		n.fact("readySince", at.UTC().Format(time.RFC3339))
+	}
 	n.fact("node", p.Spec.NodeName)
 	for _, c := range p.Spec.Containers {
 		n.fact("image."+c.Name, c.Image)

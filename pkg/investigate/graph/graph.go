@@ -76,6 +76,8 @@ type Symptom struct {
 	// container start).
 	At    time.Time `json:"at,omitempty"`
 	Count int32     `json:"count,omitempty"`
+	// Last is when an Event was last seen (zero for other sources).
+	Last time.Time `json:"-"`
 }
 
 // Node is one object of the neighbourhood.

@@ -529,7 +529,7 @@ func (st *build) attachEvents() {
 		if dup || len(n.Symptoms) >= 24 {
 			continue
 		}
-		n.Symptoms = append(n.Symptoms, Symptom{Word: e.reason, Source: "event", Message: oneLine(e.message, 400), At: e.first, Count: e.count})
+		n.Symptoms = append(n.Symptoms, Symptom{Word: e.reason, Source: "event", Message: oneLine(e.message, 400), At: e.first, Last: e.last, Count: e.count})
 	}
 }
 

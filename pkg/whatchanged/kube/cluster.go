@@ -110,7 +110,7 @@ func (c *Collector) nodeChanges(ctx context.Context, q whatchanged.Query) ([]wha
 		var found []whatchanged.Change
 		self := whatchanged.ObjectRef{Kind: "Node", Name: n.Name}
 		if in(n.CreationTimestamp.Time) {
-			found = append(found, whatchanged.Change{Source: whatchanged.SourceKubernetes, Object: self, At: n.CreationTimestamp.Time, Summary: "Node joined the cluster"})
+			found = append(found, whatchanged.Change{Source: whatchanged.SourceKubernetes, Object: self, At: n.CreationTimestamp.Time, Summary: "Node joined the cluster", Aspects: []string{"node"}})
 		}
 		if at, manager := cordonTime(n); !at.IsZero() && in(at) {
 			ch := whatchanged.Change{Source: whatchanged.SourceKubernetes, Object: self, At: at, Author: manager, Summary: "Node cordoned"}

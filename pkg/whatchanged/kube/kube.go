@@ -90,6 +90,10 @@ type workload struct {
 	uid        types.UID
 	spec       corev1.PodSpec
 	changeNote string
+	// meta and replicas are read for spec writes that make no new pod
+	// template (a replicas change).
+	meta     metav1.ObjectMeta
+	replicas *int32
 }
 
 // Collect implements whatchanged.Collector.
@@ -110,6 +114,7 @@ func (c *Collector) Collect(ctx context.Context, q whatchanged.Query) ([]whatcha
 	rs, err := c.replicaSetRollouts(ctx, ns, workloads)
 	errs = append(errs, err)
 	out = append(out, rs...)
+	out = append(out, specEdits(workloads, rs)...)
 	cr, err := c.controllerRevisionRollouts(ctx, ns, workloads)
 	errs = append(errs, err)
 	out = append(out, cr...)
@@ -140,7 +145,7 @@ func (c *Collector) workloads(ctx context.Context, ns string) ([]workload, error
 	}
 	for _, d := range deps.Items {
 		out = append(out, workload{ref: whatchanged.ObjectRef{Kind: "Deployment", Namespace: ns, Name: d.Name}, uid: d.UID,
-			spec: d.Spec.Template.Spec, changeNote: d.Annotations[changeCauseAnnotation]})
+			spec: d.Spec.Template.Spec, changeNote: d.Annotations[changeCauseAnnotation], meta: d.ObjectMeta, replicas: d.Spec.Replicas})
 	}
 	var sts appsv1.StatefulSetList
 	if err := c.reader().List(ctx, &sts, client.InNamespace(ns)); err != nil {
@@ -203,6 +208,57 @@ func (c *Collector) replicaSetRollouts(ctx context.Context, ns string, ws []work
 		}
 	}
 	return out, nil
+}
+
+// appliers are the field managers of GitOps controllers: their writes are
+// reported, with the diff, by the Flux and Argo CD collectors.
+var appliers = map[string]bool{"kustomize-controller": true, "helm-controller": true, "argocd-controller": true, "argocd-application-controller": true}
+
+// sameWrite is how close a spec write and a rollout must be to be one edit.
+const sameWrite = 5 * time.Second
+
+// specEdits reports a Deployment's spec written without a new pod template:
+// a replicas change (kubectl scale, an edit, a pipeline's apply) makes no
+// new ReplicaSet, so its one record is the write's time in managedFields.
+// Writes by the control plane (the deployment controller's annotations, the
+// autoscaler's scale) and by GitOps appliers are not reported here, nor a
+// write that is the workload's creation or one of its rollouts.
+func specEdits(ws []workload, rollouts []whatchanged.Change) []whatchanged.Change {
+	var out []whatchanged.Change
+	for _, w := range ws {
+		if w.ref.Kind != "Deployment" {
+			continue
+		}
+		at, manager := time.Time{}, ""
+		for _, mf := range w.meta.ManagedFields {
+			if mf.Time == nil || mf.Subresource == "status" || mf.Manager == hpaController || appliers[mf.Manager] {
+				continue
+			}
+			if mf.Time.After(at) {
+				at, manager = mf.Time.Time, mf.Manager
+			}
+		}
+		if at.IsZero() || at.Sub(w.meta.CreationTimestamp.Time) < sameWrite {
+			continue
+		}
+		rollout := false
+		for _, r := range rollouts {
+			if r.Object == w.ref && r.At.Sub(at).Abs() <= sameWrite {
+				rollout = true
+			}
+		}
+		if rollout {
+			continue
+		}
+		summary := fmt.Sprintf("Deployment spec written by %s without a new pod template", manager)
+		if w.replicas != nil {
+			summary += fmt.Sprintf(" (replicas now %d)", *w.replicas)
+		}
+		out = append(out, whatchanged.Change{Source: whatchanged.SourceKubernetes, Object: w.ref, At: at, Author: manager,
+			Summary: summary, Aspects: []string{"replicas"},
+			Note: "a change outside the pod template makes no new revision; its time is the last spec write"})
+	}
+	return out
 }
 
 func rsRevision(rs appsv1.ReplicaSet) int64 {

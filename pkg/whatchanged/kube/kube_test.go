@@ -222,6 +222,8 @@ func TestHandMadeRolloutIsAKubernetesChange(t *testing.T) {
 	g.Expect(cordoned.At.Equal(cordonedAt.Time)).To(BeTrue())
 	g.Expect(cordoned.Relation).To(Equal(whatchanged.RelationWorkload), "a pod of the workload runs on the node")
 	g.Expect(summaries).To(HaveKey("Node joined the cluster"))
+	g.Expect(summaries["Node joined the cluster"].Aspects).To(Equal([]string{"node"}),
+		"a node registering alters nothing a running workload's containers read")
 }
 
 func TestCordonTime(t *testing.T) {
@@ -250,6 +252,52 @@ func TestCordonTime(t *testing.T) {
 			got, manager := cordonTime(tc.node)
 			g.Expect(got.Equal(tc.wantAt)).To(BeTrue(), "%s", got)
 			g.Expect(manager).To(Equal(tc.wantManager))
+		})
+	}
+}
+
+// TestSpecEditWithoutANewTemplate: a replicas change makes no new
+// ReplicaSet; the Deployment's managedFields keep when it was written and
+// by whom. That write is a change with aspect replicas, unless it is the
+// creation, a rollout's own write, or the control plane's or a GitOps
+// applier's (their collectors report those).
+func TestSpecEditWithoutANewTemplate(t *testing.T) {
+	created := time.Date(2026, 12, 2, 5, 48, 24, 0, time.UTC)
+	scaled := created.Add(time.Minute)
+	write := func(manager string, at time.Time, sub string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &metav1.Time{Time: at}, Subresource: sub}
+	}
+	dep := func(writes ...metav1.ManagedFieldsEntry) workload {
+		return workload{ref: whatchanged.ObjectRef{Kind: "Deployment", Namespace: "quota", Name: "web"}, replicas: ptr.To(int32(4)),
+			meta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created), ManagedFields: writes}}
+	}
+	cases := []struct {
+		name     string
+		w        workload
+		rollouts []whatchanged.Change
+		want     string
+	}{
+		{"a scale by kubectl", dep(write("kubectl", created, ""), write("kubectl-scale", scaled, ""), write("kube-controller-manager", scaled.Add(time.Second), "status")),
+			nil, "Deployment spec written by kubectl-scale without a new pod template (replicas now 4)"},
+		{"the creation", dep(write("kubectl", created.Add(time.Second), "")), nil, ""},
+		{"a rollout's own write", dep(write("kubectl", scaled, "")),
+			[]whatchanged.Change{{Object: whatchanged.ObjectRef{Kind: "Deployment", Namespace: "quota", Name: "web"}, At: scaled.Add(time.Second)}}, ""},
+		{"the controller's annotations", dep(write("kube-controller-manager", scaled, "")), nil, ""},
+		{"a GitOps apply", dep(write("kustomize-controller", scaled, "")), nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got := specEdits([]workload{tc.w}, tc.rollouts)
+			if tc.want == "" {
+				g.Expect(got).To(BeEmpty())
+				return
+			}
+			g.Expect(got).To(HaveLen(1))
+			g.Expect(got[0].Summary).To(Equal(tc.want))
+			g.Expect(got[0].At).To(BeTemporally("==", scaled))
+			g.Expect(got[0].Aspects).To(Equal([]string{"replicas"}))
+			g.Expect(got[0].Author).To(Equal("kubectl-scale"))
 		})
 	}
 }

@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The RunLore Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/runlore/runlore/pkg/investigate/clusterstate"
+	"github.com/runlore/runlore/pkg/investigate/incident"
+	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/test/testenv"
+)
+
+// recordedCluster serves a state `make e2e-cluster` recorded from a real
+// kubelet (test/cluster/testdata): its ReplicaSets, pods and Events as
+// kubectl returned them. The recording holds no Deployment and no Node, so
+// the Deployment is the one its ReplicaSets name (its template the newest
+// ReplicaSet's) and the Node is the one its pods ran on, registered at
+// joined.
+func recordedCluster(t *testing.T, file string, joined time.Time) client.Reader {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "test", "cluster", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	objs, err := clusterstate.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []runtime.Object
+	var newest *appsv1.ReplicaSet
+	for _, u := range objs {
+		typed, err := testenv.Scheme.New(u.GroupVersionKind())
+		if err != nil {
+			continue // RunLore's own kinds are not part of the state read
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			t.Fatal(err)
+		}
+		if rs, ok := typed.(*appsv1.ReplicaSet); ok && (newest == nil || rs.CreationTimestamp.After(newest.CreationTimestamp.Time)) {
+			newest = rs
+		}
+		out = append(out, typed)
+	}
+	if newest == nil || len(newest.OwnerReferences) == 0 {
+		t.Fatalf("%s holds no owned ReplicaSet", file)
+	}
+	owner := newest.OwnerReferences[0]
+	tmpl := newest.Spec.Template.DeepCopy()
+	delete(tmpl.Labels, "pod-template-hash")
+	out = append(out,
+		&appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: owner.Name, Namespace: newest.Namespace, UID: owner.UID, CreationTimestamp: metav1.NewTime(joined.Add(time.Minute))},
+			Spec:       appsv1.DeploymentSpec{Replicas: newest.Spec.Replicas, Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels}, Template: *tmpl},
+		},
+		&corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: "runlore-node", CreationTimestamp: metav1.NewTime(joined)},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+				LastTransitionTime: metav1.NewTime(joined)}}},
+		})
+	return fake.NewClientBuilder().WithScheme(testenv.Scheme).WithRuntimeObjects(out...).Build()
+}
+
+// TestRealClusterOnsetIgnoresStartupProbeFailures: on a real cluster every
+// new pod fails its first readiness probe ("connect: connection refused")
+// before its server listens, and is Ready a second later. The pods of the
+// previous ReplicaSet did so before the fault was applied; the onset is
+// when the new pods began failing, and the Deployment change that made
+// them is the cause — not ruled out as "after the incident began", and not
+// outranked by the node's registration.
+func TestRealClusterOnsetIgnoresStartupProbeFailures(t *testing.T) {
+	joined := time.Date(2026, 12, 2, 5, 47, 55, 0, time.UTC)
+	cases := []struct {
+		file, namespace, alert string
+		rolledOut, start       time.Time
+		from, to, diff         string
+		aspects                []string
+		want                   string
+	}{
+		{file: "memory-at-finding.yaml", namespace: "memory", alert: "KubeContainerOOMKilled",
+			rolledOut: time.Date(2026, 12, 2, 5, 49, 22, 0, time.UTC), start: time.Date(2026, 12, 2, 5, 49, 29, 0, time.UTC),
+			from: "1 (web-5bbb78f568)", to: "2 (web-59b5554d6d)", aspects: []string{"resources"},
+			diff: "--- Deployment/memory/web revision 1\n+++ Deployment/memory/web revision 2\n@@ -7,7 +7,7 @@\n       - name: app\n         image: runlore.test/web:e2e\n         resources:\n           limits:\n-            memory: 128Mi\n+            memory: 32Mi\n           requests:\n             memory: 16Mi\n",
+			want: "OOMKilled"},
+		{file: "config-at-finding.yaml", namespace: "config", alert: "KubePodCrashLooping",
+			rolledOut: time.Date(2026, 12, 2, 5, 49, 23, 0, time.UTC), start: time.Date(2026, 12, 2, 5, 49, 36, 0, time.UTC),
+			from: "1 (web-5bbb78f568)", to: "2 (web-6cb4b685fb)", aspects: []string{"image", "env"},
+			diff: "--- Deployment/config/web revision 1\n+++ Deployment/config/web revision 2\n@@ -5,9 +5,7 @@\n       containers:\n       - name: app\n-        image: runlore.test/web:e2e\n+        image: runlore.test/crash:e2e\n         env:\n-        - name: PORT\n-          value: \"8080\"\n-        - name: MEMORY_MIB\n-          value: \"48\"\n+        - name: MESSAGE\n+          value: 'fatal: config key listen_port is missing'\n",
+			want: "CrashLoopBackOff"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			g := NewWithT(t)
+			reader := recordedCluster(t, tc.file, joined)
+			now := tc.start.Add(5 * time.Second)
+			kube := &tools.Kube{Client: reader, Now: func() time.Time { return now }}
+			reg := tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...)
+			node := incident.Change{Source: "kubernetes", Kind: "Node", Name: "runlore-node", At: joined,
+				Touches: []string{"Deployment/" + tc.namespace + "/web"}, Aspects: []string{"node"}, Summary: "Node joined the cluster"}
+			rollout := incident.Change{Source: "kubernetes", Kind: "Deployment", Namespace: tc.namespace, Name: "web", At: tc.rolledOut,
+				FromRevision: tc.from, ToRevision: tc.to, Touches: []string{"Deployment/" + tc.namespace + "/web"}, Aspects: tc.aspects, Diff: tc.diff}
+			req := incident.Request{AlertName: tc.alert, Namespace: tc.namespace, WorkloadKind: "Deployment", Workload: "web",
+				Start: tc.start, Changes: []incident.Change{node, rollout}}
+			obs, err := Gather(context.Background(), reg, req)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(obs.Graph).NotTo(BeNil())
+
+			g.Expect(Onset(obs.Graph, tc.start)).NotTo(BeTemporally("<", tc.rolledOut),
+				"the old pods' start-up probe failures are not the onset")
+
+			f := Analyze(req, obs, now, 0)
+			g.Expect(f.RootCauses).NotTo(BeEmpty())
+			top := f.RootCauses[0]
+			g.Expect(top.ChangeRef).NotTo(BeNil(), top.Summary)
+			g.Expect(top.ChangeRef.Object.Kind).To(Equal("Deployment"), top.Summary)
+			g.Expect(top.Entities).To(ContainElement(tc.want))
+			for _, r := range f.RuledOut {
+				g.Expect(r).NotTo(ContainSubstring("after the incident began"), "the rollout is not ruled out")
+			}
+			for _, rc := range f.RootCauses {
+				g.Expect(rc.ChangeRef == nil || rc.ChangeRef.Object.Kind != "Node").To(BeTrue(), "the node's registration explains nothing: %s", rc.Summary)
+				g.Expect(strings.Contains(rc.Summary, "connection refused") && strings.Contains(rc.Summary, "nothing changed")).To(BeFalse(),
+					"start-up probe failures are not a cause of their own: %s", rc.Summary)
+			}
+		})
+	}
+}
