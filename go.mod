@@ -22,6 +22,7 @@ require (
 	github.com/fluxcd/source-controller/api v1.9.6
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/go-logr/logr v1.4.3
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-github/v66 v66.0.0
 	github.com/google/uuid v1.6.0
 	github.com/onsi/gomega v1.44.0

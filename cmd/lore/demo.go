@@ -34,9 +34,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -221,7 +218,7 @@ func demo(ctx context.Context, out io.Writer, model modelFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := commitEntry(repo, draft.Spec.Path, string(merged)); err != nil {
+	if err := eval.CommitFile(repo, draft.Spec.Path, string(merged), "Merge RunLore draft: "+draft.Spec.Path); err != nil {
 		return err
 	}
 	kc := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "team-runbooks", Namespace: "runlore-system"},
@@ -269,32 +266,6 @@ func demo(ctx context.Context, out io.Writer, model modelFlags) error {
 		return errors.New("the second occurrence was not answered by instant recall")
 	}
 	return nil
-}
-
-// commitEntry writes one catalog entry into a new git repository's main
-// branch, as merging the draft's pull request would.
-func commitEntry(dir, path, body string) error {
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, path), []byte(body), 0o644); err != nil {
-		return err
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return err
-	}
-	if _, err := wt.Add(path); err != nil {
-		return err
-	}
-	sig := &object.Signature{Name: "On-call reviewer", Email: "oncall@example.com", When: time.Now()}
-	_, err = wt.Commit("Merge RunLore draft: "+path, &git.CommitOptions{Author: sig, Committer: sig})
-	return err
 }
 
 func waitFor(ctx context.Context, done func() (bool, error)) error {

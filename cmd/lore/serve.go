@@ -58,7 +58,6 @@ import (
 	"github.com/runlore/runlore/pkg/pipeline"
 	"github.com/runlore/runlore/pkg/recall"
 	"github.com/runlore/runlore/pkg/receiver"
-	"github.com/runlore/runlore/pkg/rollout"
 	"github.com/runlore/runlore/pkg/scheme"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/argocd"
@@ -71,72 +70,28 @@ import (
 // serveConfig is lore serve's configuration: an optional YAML file, with
 // flags given on the command line taking precedence.
 type serveConfig struct {
-	Kubeconfig                  string          `json:"kubeconfig,omitempty"`
-	Namespace                   string          `json:"namespace,omitempty"`
-	MetricsBindAddress          string          `json:"metricsBindAddress,omitempty"`
-	HealthProbeBindAddress      string          `json:"healthProbeBindAddress,omitempty"`
-	LeaderElect                 bool            `json:"leaderElect,omitempty"`
-	LeaderElectionNamespace     string          `json:"leaderElectionNamespace,omitempty"`
-	LeaderElectLeaseDuration    metav1.Duration `json:"leaderElectLeaseDuration,omitempty"`
-	LeaderElectRenewDeadline    metav1.Duration `json:"leaderElectRenewDeadline,omitempty"`
-	LeaderElectRetryPeriod      metav1.Duration `json:"leaderElectRetryPeriod,omitempty"`
-	MaxConcurrentInvestigations int             `json:"maxConcurrentInvestigations,omitempty"`
-	LogLevel                    string          `json:"logLevel,omitempty"`
-	GracefulShutdownTimeout     metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
-	WebhookPort                 int             `json:"webhookPort,omitempty"`
-	WebhookCertDir              string          `json:"webhookCertDir,omitempty"`
-	WebhookCertSecret           string          `json:"webhookCertSecret,omitempty"`
-	WebhookService              string          `json:"webhookService,omitempty"`
-	WebhookConfiguration        string          `json:"webhookConfiguration,omitempty"`
-	StampKeySecret              string          `json:"stampKeySecret,omitempty"`
-	StampKeyFile                string          `json:"stampKeyFile,omitempty"`
-	ReceiverBindAddress         string          `json:"receiverBindAddress,omitempty"`
-	ReceiverTokenFile           string          `json:"receiverTokenFile,omitempty"`
-	ReceiverTokenSecret         string          `json:"receiverTokenSecret,omitempty"`
-	InsecureReceiver            bool            `json:"insecureReceiver,omitempty"`
-	IncidentNamespaces          []string        `json:"incidentNamespaces,omitempty"`
-	WatchGitOps                 bool            `json:"watchGitOps,omitempty"`
-	CacheDir                    string          `json:"cacheDir,omitempty"`
-	SeedCatalog                 bool            `json:"seedCatalog,omitempty"`
-	PodLogNamespaces            []string        `json:"podLogNamespaces,omitempty"`
-	PrometheusURL               string          `json:"prometheusURL,omitempty"`
-	LogsURL                     string          `json:"logsURL,omitempty"`
-	LogsBackend                 string          `json:"logsBackend,omitempty"`
-	ControllerLogNamespaces     []string        `json:"controllerLogNamespaces,omitempty"`
-	ChangeWindow                metav1.Duration `json:"changeWindow,omitempty"`
-	AuditLog                    string          `json:"auditLog,omitempty"`
-	AWS                         bool            `json:"aws,omitempty"`
-	ModelProvider               string          `json:"modelProvider,omitempty"`
-	ModelName                   string          `json:"modelName,omitempty"`
-	ModelEndpoint               string          `json:"modelEndpoint,omitempty"`
-	VerifyModelName             string          `json:"verifyModelName,omitempty"`
-	EmbeddingEndpoint           string          `json:"embeddingEndpoint,omitempty"`
-	EmbeddingModel              string          `json:"embeddingModel,omitempty"`
-	NotifySlackWebhookFile      string          `json:"notifySlackWebhookFile,omitempty"`
-	NotifyWebhookURL            string          `json:"notifyWebhookURL,omitempty"`
-	SlackBotTokenFile           string          `json:"slackBotTokenFile,omitempty"`
-	SlackChannels               string          `json:"slackChannels,omitempty"`
-	SlackSigningSecretFile      string          `json:"slackSigningSecretFile,omitempty"`
-	SlackAPIURL                 string          `json:"slackAPIURL,omitempty"`
-	SlackThreadPoll             metav1.Duration `json:"slackThreadPoll,omitempty"`
-	MatrixHomeserver            string          `json:"matrixHomeserver,omitempty"`
-	MatrixAccessTokenFile       string          `json:"matrixAccessTokenFile,omitempty"`
-	MatrixRooms                 string          `json:"matrixRooms,omitempty"`
-	MatrixPoll                  metav1.Duration `json:"matrixPoll,omitempty"`
-	ReadTimeout                 metav1.Duration `json:"readTimeout,omitempty"`
-	StepBudgets                 string          `json:"stepBudgets,omitempty"`
-	ReconcileTimeout            metav1.Duration `json:"reconcileTimeout,omitempty"`
-	ArgoCDRepositorySecrets     []string        `json:"argocdRepositorySecrets,omitempty"`
-	KubeAPIQPS                  float64         `json:"kubeAPIQPS,omitempty"`
-	KubeAPIBurst                int             `json:"kubeAPIBurst,omitempty"`
-	ReceiverMaxQueuedAlerts     int             `json:"receiverMaxQueuedAlerts,omitempty"`
-	ReceiverConcurrency         int             `json:"receiverConcurrency,omitempty"`
-	baselineConfig              `json:",inline"`
-	InvestigatorState           string `json:"investigatorState,omitempty"`
-	CandidateName               string `json:"candidateName,omitempty"`
-	CandidateModelProvider      string `json:"candidateModelProvider,omitempty"`
-	CandidateModelName          string `json:"candidateModelName,omitempty"`
-	CandidateModelEndpoint      string `json:"candidateModelEndpoint,omitempty"`
+	Kubeconfig               string          `json:"kubeconfig,omitempty"`
+	Namespace                string          `json:"namespace,omitempty"`
+	MetricsBindAddress       string          `json:"metricsBindAddress,omitempty"`
+	HealthProbeBindAddress   string          `json:"healthProbeBindAddress,omitempty"`
+	LeaderElect              bool            `json:"leaderElect,omitempty"`
+	LeaderElectionNamespace  string          `json:"leaderElectionNamespace,omitempty"`
+	LeaderElectLeaseDuration metav1.Duration `json:"leaderElectLeaseDuration,omitempty"`
+	LeaderElectRenewDeadline metav1.Duration `json:"leaderElectRenewDeadline,omitempty"`
+	LeaderElectRetryPeriod   metav1.Duration `json:"leaderElectRetryPeriod,omitempty"`
+	LogLevel                 string          `json:"logLevel,omitempty"`
+	GracefulShutdownTimeout  metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
+	CacheDir                 string          `json:"cacheDir,omitempty"`
+	ReconcileTimeout         metav1.Duration `json:"reconcileTimeout,omitempty"`
+	KubeAPIQPS               float64         `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst             int             `json:"kubeAPIBurst,omitempty"`
+	intakeConfig             `json:",inline"`
+	investigationConfig      `json:",inline"`
+	catalogConfig            `json:",inline"`
+	chatConfig               `json:",inline"`
+	actionsConfig            `json:",inline"`
+	cloudConfig              `json:",inline"`
+	baselineConfig           `json:",inline"`
 
 	// skipNameValidation lets a test run a second manager in one process.
 	skipNameValidation bool
@@ -151,37 +106,25 @@ func defaultServeConfig() serveConfig {
 		ns = "runlore-system"
 	}
 	return serveConfig{
-		Namespace:                   ns,
-		MetricsBindAddress:          ":8080",
-		HealthProbeBindAddress:      ":8081",
-		LeaderElectLeaseDuration:    metav1.Duration{Duration: 15 * time.Second},
-		LeaderElectRenewDeadline:    metav1.Duration{Duration: 10 * time.Second},
-		LeaderElectRetryPeriod:      metav1.Duration{Duration: 2 * time.Second},
-		MaxConcurrentInvestigations: 4,
-		LogLevel:                    "info",
-		GracefulShutdownTimeout:     metav1.Duration{Duration: 30 * time.Second},
-		WebhookPort:                 9443,
-		ReceiverBindAddress:         receiver.DefaultBindAddress,
-		CacheDir:                    filepath.Join(os.TempDir(), "runlore"),
-		SeedCatalog:                 true,
-		ChangeWindow:                metav1.Duration{Duration: pipeline.DefaultWindow},
-		ModelProvider:               os.Getenv("RUNLORE_MODEL_PROVIDER"),
-		ModelName:                   os.Getenv("RUNLORE_MODEL_NAME"),
-		ModelEndpoint:               os.Getenv("RUNLORE_MODEL_ENDPOINT"),
-		VerifyModelName:             os.Getenv("RUNLORE_VERIFY_MODEL_NAME"),
-		WebhookCertDir:              filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
-		ReadTimeout:                 metav1.Duration{Duration: kuberead.DefaultTimeout},
-		ReconcileTimeout:            metav1.Duration{Duration: defaultReconcileTimeout},
-		KubeAPIQPS:                  defaultKubeAPIQPS,
-		KubeAPIBurst:                defaultKubeAPIBurst,
-		ReceiverMaxQueuedAlerts:     receiver.DefaultMaxQueuedAlerts,
-		ReceiverConcurrency:         receiver.DefaultConcurrency,
-		StampKeySecret:              "runlore-stamp-key",
-		baselineConfig:              defaultBaselineConfig(),
-		InvestigatorState:           rollout.DefaultConfigMap,
-		CandidateName:               defaultCandidateName,
-		SlackThreadPoll:             metav1.Duration{Duration: time.Minute},
-		MatrixPoll:                  metav1.Duration{Duration: 30 * time.Second},
+		Namespace:                ns,
+		MetricsBindAddress:       ":8080",
+		HealthProbeBindAddress:   ":8081",
+		LeaderElectLeaseDuration: metav1.Duration{Duration: 15 * time.Second},
+		LeaderElectRenewDeadline: metav1.Duration{Duration: 10 * time.Second},
+		LeaderElectRetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
+		LogLevel:                 "info",
+		GracefulShutdownTimeout:  metav1.Duration{Duration: 30 * time.Second},
+		CacheDir:                 filepath.Join(os.TempDir(), "runlore"),
+		ReconcileTimeout:         metav1.Duration{Duration: defaultReconcileTimeout},
+		KubeAPIQPS:               defaultKubeAPIQPS,
+		KubeAPIBurst:             defaultKubeAPIBurst,
+		intakeConfig:             defaultIntakeConfig(),
+		investigationConfig:      defaultInvestigationConfig(),
+		catalogConfig:            defaultCatalogConfig(),
+		chatConfig:               defaultChatConfig(),
+		actionsConfig:            defaultActionsConfig(),
+		cloudConfig:              defaultCloudConfig(),
+		baselineConfig:           defaultBaselineConfig(),
 	}
 }
 
@@ -202,75 +145,19 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.DurationVar(&cfg.LeaderElectLeaseDuration.Duration, "leader-elect-lease-duration", cfg.LeaderElectLeaseDuration.Duration, "how long a standby waits before taking over a lease its leader stopped renewing")
 	fs.DurationVar(&cfg.LeaderElectRenewDeadline.Duration, "leader-elect-renew-deadline", cfg.LeaderElectRenewDeadline.Duration, "how long the leader keeps trying to renew before it gives up leading; less than the lease duration")
 	fs.DurationVar(&cfg.LeaderElectRetryPeriod.Duration, "leader-elect-retry-period", cfg.LeaderElectRetryPeriod.Duration, "how often leader-election clients retry; less than the renew deadline")
-	fs.IntVar(&cfg.MaxConcurrentInvestigations, "max-concurrent-investigations", cfg.MaxConcurrentInvestigations, "investigations advanced at once")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.DurationVar(&cfg.GracefulShutdownTimeout.Duration, "graceful-shutdown-timeout", cfg.GracefulShutdownTimeout.Duration, "how long to wait for runnables to stop")
-	fs.IntVar(&cfg.WebhookPort, "webhook-port", cfg.WebhookPort, "port of the admission webhook")
-	fs.StringVar(&cfg.WebhookCertDir, "webhook-cert-dir", cfg.WebhookCertDir, "directory holding the webhook's tls.crt and tls.key; without them (and without --webhook-cert-secret) the webhook is off")
-	fs.StringVar(&cfg.WebhookCertSecret, "webhook-cert-secret", cfg.WebhookCertSecret, "Secret in the operator's namespace where the operator keeps a self-signed serving certificate it generates and rotates, writing it to --webhook-cert-dir (without cert-manager)")
-	fs.StringVar(&cfg.WebhookService, "webhook-service", cfg.WebhookService, "the webhook Service's name, which the bootstrapped certificate is for")
-	fs.StringVar(&cfg.WebhookConfiguration, "webhook-configuration", cfg.WebhookConfiguration, "MutatingWebhookConfiguration whose caBundle the bootstrapped CA is injected into")
-	fs.StringVar(&cfg.StampKeySecret, "stamp-key-secret", cfg.StampKeySecret, "Secret in the operator's namespace holding the key that proves the webhook's stamps; created on first start when absent")
-	fs.StringVar(&cfg.StampKeyFile, "stamp-key-file", cfg.StampKeyFile, "file holding the stamp key (at least 32 bytes) instead of --stamp-key-secret")
-	fs.StringVar(&cfg.ReceiverBindAddress, "receiver-bind-address", cfg.ReceiverBindAddress, "address of the Alertmanager webhook receiver; 0 disables it")
-	fs.StringVar(&cfg.ReceiverTokenFile, "receiver-token-file", cfg.ReceiverTokenFile, "file holding the bearer token senders must present (re-read when it changes)")
-	fs.StringVar(&cfg.ReceiverTokenSecret, "receiver-token-secret", cfg.ReceiverTokenSecret, "the bearer token as name/key of a Secret in the operator's namespace")
-	fs.BoolVar(&cfg.InsecureReceiver, "insecure-receiver", cfg.InsecureReceiver, "accept unauthenticated alerts (local use only)")
-	fs.Func("incident-namespaces", "comma-separated globs of namespaces Incidents may be written to, * for all; alerts about any other namespace are recorded in the operator's namespace (the only one allowed by default)", func(v string) error {
-		cfg.IncidentNamespaces = splitList(v)
-		return nil
-	})
-	fs.BoolVar(&cfg.WatchGitOps, "watch-gitops", cfg.WatchGitOps, "turn failing Flux and Argo CD objects into Incidents where no TriggerPolicy says otherwise")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", cfg.CacheDir, "writable directory for the catalog and git mirrors")
-	fs.BoolVar(&cfg.SeedCatalog, "seed-catalog", cfg.SeedCatalog, "index the bundled runbooks when no KnowledgeCatalog exists at start")
-	fs.Func("pod-log-namespaces", "comma-separated globs of namespaces whose pod logs investigations may read (none by default)", func(v string) error {
-		cfg.PodLogNamespaces = splitList(v)
-		return nil
-	})
-	fs.StringVar(&cfg.PrometheusURL, "prometheus-url", cfg.PrometheusURL, "Prometheus or VictoriaMetrics API root for the promql tool")
-	fs.StringVar(&cfg.LogsURL, "logs-url", cfg.LogsURL, "Loki or VictoriaLogs API root for the logs_query tool; empty leaves the tool out")
-	fs.StringVar(&cfg.LogsBackend, "logs-backend", cfg.LogsBackend, "the log store behind --logs-url: loki or victorialogs")
-	fs.Func("controller-log-namespaces", "comma-separated globs of the namespaces whose GitOps controller logs the controller_logs tool may read, such as flux-system,argocd (none by default)", func(v string) error {
-		cfg.ControllerLogNamespaces = splitList(v)
-		return nil
-	})
-	fs.DurationVar(&cfg.ChangeWindow.Duration, "change-window", cfg.ChangeWindow.Duration, "how far before an incident changes are looked for")
-	fs.BoolVar(&cfg.AWS, "aws", cfg.AWS, "add AWS CloudTrail to the change timeline and the cloud_resource_health tool, through the default credential chain (IRSA or Pod Identity)")
-	fs.StringVar(&cfg.ModelProvider, "model-provider", cfg.ModelProvider, "openai (any OpenAI-compatible server), anthropic or gemini; empty uses the built-in analyzer. The API key is read from RUNLORE_MODEL_API_KEY")
-	fs.StringVar(&cfg.ModelName, "model-name", cfg.ModelName, "the model to ask")
-	fs.StringVar(&cfg.ModelEndpoint, "model-endpoint", cfg.ModelEndpoint, "the provider's API root (required for openai: e.g. http://vllm.models:8000/v1)")
-	fs.StringVar(&cfg.EmbeddingEndpoint, "embedding-endpoint", cfg.EmbeddingEndpoint, "OpenAI-compatible API root (with /v1) of the embedding model a RecallPolicy's spec.hybrid ranks with; empty uses the built-in hashing embedder. The key is read from RUNLORE_EMBEDDING_API_KEY")
-	fs.StringVar(&cfg.EmbeddingModel, "embedding-model", cfg.EmbeddingModel, "the embedding model --embedding-endpoint serves")
-	fs.StringVar(&cfg.VerifyModelName, "verify-model-name", cfg.VerifyModelName, "a cheaper, faster model of the same provider for the verify pass and the recall reranker (a RecallPolicy's spec.rerank); empty asks --model-name")
-	fs.StringVar(&cfg.NotifySlackWebhookFile, "notify-slack-webhook-file", cfg.NotifySlackWebhookFile, "file holding a Slack incoming-webhook URL (a secret: mount it from a Secret) to deliver each finding to")
-	fs.StringVar(&cfg.NotifyWebhookURL, "notify-webhook-url", cfg.NotifyWebhookURL, "URL that receives each finding as a runlore.io/notify/v1 JSON body")
-	fs.StringVar(&cfg.SlackBotTokenFile, "slack-bot-token-file", cfg.SlackBotTokenFile, "file holding a Slack app's bot token (xoxb-…, mount it from a Secret): findings are posted as cards with buttons and updated in place; see docs/chat.md")
-	fs.StringVar(&cfg.SlackChannels, "slack-channels", cfg.SlackChannels, "which Slack channel id each namespace's findings go to, as glob=channel,… (e.g. payments=C0123,*=C0456); a click acts only on the namespaces its channel is sent")
-	fs.StringVar(&cfg.SlackSigningSecretFile, "slack-signing-secret-file", cfg.SlackSigningSecretFile, "file holding the Slack app's signing secret: enables POST /slack/interactions on the receiver's port (👍/👎, 🔕, approve/reject)")
-	fs.StringVar(&cfg.SlackAPIURL, "slack-api-url", cfg.SlackAPIURL, "base of Slack's Web API (default https://slack.com/api/)")
-	fs.DurationVar(&cfg.SlackThreadPoll.Duration, "slack-thread-poll", cfg.SlackThreadPoll.Duration, "how often replies in a finding's Slack thread are read (conversations.replies) and filed as operator notes; 0 disables")
-	fs.StringVar(&cfg.MatrixHomeserver, "matrix-homeserver", cfg.MatrixHomeserver, "base URL of the Matrix homeserver findings are posted through")
-	fs.StringVar(&cfg.MatrixAccessTokenFile, "matrix-access-token-file", cfg.MatrixAccessTokenFile, "file holding the Matrix bot's access token (mount it from a Secret)")
-	fs.StringVar(&cfg.MatrixRooms, "matrix-rooms", cfg.MatrixRooms, "which Matrix room id each namespace's findings go to, as glob=!room:server,…")
-	fs.DurationVar(&cfg.MatrixPoll.Duration, "matrix-poll", cfg.MatrixPoll.Duration, "how often 👍/👎/🔕 reactions on posted findings are read back from Matrix")
-	fs.DurationVar(&cfg.ReadTimeout.Duration, "read-timeout", cfg.ReadTimeout.Duration, "deadline of each Kubernetes API read an investigation makes; a read past it is reported as an unavailable source")
-	fs.StringVar(&cfg.StepBudgets, "step-budgets", cfg.StepBudgets, "budgets of the investigation steps as step=duration,...: recall, investigate, verify, curate, resolve (defaults "+phase.DefaultBudgets.String()+"; with a model "+phase.ModelBudgets.With(rerankBudgets).String()+")")
 	fs.DurationVar(&cfg.ReconcileTimeout.Duration, "reconcile-timeout", cfg.ReconcileTimeout.Duration, "deadline of every other reconcile (catalog syncs, outcomes, incidents)")
-	fs.Func("argocd-repository-secrets", "comma-separated names of Argo CD repository Secrets (in each Application's namespace) that may hold credentials for private repositories; they are read by name, never listed", func(v string) error {
-		cfg.ArgoCDRepositorySecrets = splitList(v)
-		return nil
-	})
 	fs.Float64Var(&cfg.KubeAPIQPS, "kube-api-qps", cfg.KubeAPIQPS, "sustained requests per second to the API server, for the controllers' client and, separately, the receiver's")
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "requests to the API server allowed in a burst above --kube-api-qps, per client")
-	fs.IntVar(&cfg.ReceiverMaxQueuedAlerts, "receiver-max-queued-alerts", cfg.ReceiverMaxQueuedAlerts, "alerts the receiver holds unrecorded before it answers 429 with Retry-After")
-	fs.IntVar(&cfg.ReceiverConcurrency, "receiver-concurrency", cfg.ReceiverConcurrency, "alerts the receiver writes to the API server at once")
+	bindIntakeFlags(fs, &cfg.intakeConfig)
+	bindInvestigationFlags(fs, &cfg.investigationConfig)
+	bindCatalogFlags(fs, &cfg.catalogConfig)
+	bindChatFlags(fs, &cfg.chatConfig)
+	bindActionsFlags(fs, &cfg.actionsConfig)
+	bindCloudFlags(fs, &cfg.cloudConfig)
 	bindBaselineFlags(fs, &cfg.baselineConfig)
-	fs.StringVar(&cfg.InvestigatorState, "investigator-state", cfg.InvestigatorState, "ConfigMap in the operator's namespace holding the rollout state (incumbent, shadow, history) that lore eval shadow|promote|rollback write; empty: the --model-* investigator always delivers")
-	fs.StringVar(&cfg.CandidateName, "candidate-name", cfg.CandidateName, "the name the --candidate-model-* investigator goes by in the rollout state")
-	fs.StringVar(&cfg.CandidateModelProvider, "candidate-model-provider", cfg.CandidateModelProvider, "a candidate investigator to shadow or promote: openai, anthropic, gemini or builtin; its API key is read from RUNLORE_CANDIDATE_MODEL_API_KEY")
-	fs.StringVar(&cfg.CandidateModelName, "candidate-model-name", cfg.CandidateModelName, "the candidate's model")
-	fs.StringVar(&cfg.CandidateModelEndpoint, "candidate-model-endpoint", cfg.CandidateModelEndpoint, "the candidate provider's API root (required for openai)")
-	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "hash-chained audit log of action attempts (put it on a persistent volume); actions never run without one; defaults to <cache-dir>/audit.jsonl")
 	return configFile
 }
 
@@ -310,29 +197,19 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	if cfg.MaxConcurrentInvestigations < 1 {
-		return cfg, errors.New("--max-concurrent-investigations must be at least 1")
-	}
 	if _, err := logLevel(cfg.LogLevel); err != nil {
 		return cfg, err
 	}
 	if err := checkLeaderTimings(cfg); err != nil {
 		return cfg, err
 	}
-	if _, err := phase.ParseBudgets(cfg.StepBudgets); err != nil {
-		return cfg, fmt.Errorf("--step-budgets: %w", err)
-	}
-	if cfg.ReadTimeout.Duration <= 0 {
-		return cfg, errors.New("--read-timeout must be positive")
-	}
-	if (cfg.EmbeddingEndpoint == "") != (cfg.EmbeddingModel == "") {
-		return cfg, errors.New("--embedding-endpoint and --embedding-model go together")
-	}
 	if cfg.ReconcileTimeout.Duration <= 0 {
 		return cfg, errors.New("--reconcile-timeout must be positive")
 	}
-	if err := cfg.baselineConfig.validate(); err != nil {
-		return cfg, err
+	for _, group := range []interface{ validate() error }{cfg.investigationConfig, cfg.catalogConfig, cfg.baselineConfig} {
+		if err := group.validate(); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, nil
 }
@@ -349,21 +226,6 @@ func checkLeaderTimings(cfg serveConfig) error {
 		return fmt.Errorf("--leader-elect-lease-duration %s: must exceed --leader-elect-renew-deadline %s", lease, renew)
 	}
 	return nil
-}
-
-// rerankBudgets give the recall step room for the reranker's one model
-// call when a model is configured.
-var rerankBudgets = phase.Budgets{runlorev1.StepRecall: time.Minute}
-
-// stepBudgets are the phase step budgets: the defaults, a model's longer
-// Investigate and Verify when one is configured, then --step-budgets.
-func stepBudgets(cfg serveConfig) phase.Budgets {
-	b := phase.DefaultBudgets
-	if cfg.ModelProvider != "" || (cfg.CandidateModelProvider != "" && cfg.CandidateModelProvider != "builtin") {
-		b = b.With(phase.ModelBudgets).With(rerankBudgets)
-	}
-	given, _ := phase.ParseBudgets(cfg.StepBudgets)
-	return b.With(given)
 }
 
 func logLevel(s string) (zapcore.Level, error) {
@@ -478,7 +340,7 @@ func buildPipeline(mgr ctrl.Manager, rc *rest.Config, cfg serveConfig, mirrors *
 		&flux.Collector{Client: gitopsReader, Mirrors: mirrors},
 		&argocd.Collector{Client: live, Mirrors: mirrors, RepositorySecrets: cfg.ArgoCDRepositorySecrets},
 		&kube.Collector{Client: live},
-	}, CollectorTimeout: collectorTimeout(stepBudgets(cfg))}
+	}, CollectorTimeout: collectorTimeout(stepBudgets(cfg.investigationConfig))}
 	parts := toolParts{Reader: live, Clientset: clientset, Mirrors: mirrors, Finder: finder, KB: kb}
 	if cfg.AWS {
 		trail, err := awschanges.New(context.Background())
@@ -562,7 +424,7 @@ func recallReranker(cfg serveConfig, investigator, verifier model.Provider) reca
 	if p == nil {
 		return nil
 	}
-	return &recall.ModelReranker{Provider: p, Timeout: rerankTimeout(stepBudgets(cfg))}
+	return &recall.ModelReranker{Provider: p, Timeout: rerankTimeout(stepBudgets(cfg.investigationConfig))}
 }
 
 // recallVectors is the vector index a RecallPolicy's spec.hybrid ranks
@@ -774,7 +636,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations,
 		OperatorNamespace:           cfg.Namespace,
 		Syncer:                      syncer,
-		StepBudgets:                 stepBudgets(cfg),
+		StepBudgets:                 stepBudgets(cfg.investigationConfig),
 		Stamps:                      stamps,
 		Shadow:                      shadow,
 	}

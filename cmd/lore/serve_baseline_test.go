@@ -85,7 +85,7 @@ func TestBaselineToolNeedsPrometheus(t *testing.T) {
 	r, err := serveRegistry(serveConfig{}, base)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.Names()).NotTo(ContainElement(baseline.ToolName))
-	r, err = serveRegistry(serveConfig{PrometheusURL: "http://prometheus.monitoring:9090", Namespace: "runlore-system"}, base)
+	r, err = serveRegistry(serveConfig{Namespace: "runlore-system", investigationConfig: investigationConfig{PrometheusURL: "http://prometheus.monitoring:9090"}}, base)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.Names()).To(ContainElements(baseline.ToolName, "promql"))
 }

@@ -59,8 +59,8 @@ func TestRecallRerankerFollowsTheModelFlags(t *testing.T) {
 	rr = recallReranker(cfg, inv, ver).(*recall.ModelReranker)
 	g.Expect(rr.Name()).To(Equal("anthropic/small"), "the reranker routes to the cheaper verify model")
 	g.Expect(rr.Timeout).To(BeNumerically(">", 0))
-	g.Expect(rr.Timeout).To(BeNumerically("<", stepBudgets(cfg).Budget("Recall")), "the call leaves room to confirm")
-	g.Expect(stepBudgets(cfg).Budget("Recall")).To(Equal(time.Minute))
+	g.Expect(rr.Timeout).To(BeNumerically("<", stepBudgets(cfg.investigationConfig).Budget("Recall")), "the call leaves room to confirm")
+	g.Expect(stepBudgets(cfg.investigationConfig).Budget("Recall")).To(Equal(time.Minute))
 
 	cfg = parse("--model-provider=openai", "--model-endpoint=http://models.local/v1", "--model-name=large", "--step-budgets=recall=10s")
 	inv, ver, _ = modelProviders(cfg)

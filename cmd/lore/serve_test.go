@@ -303,9 +303,9 @@ func TestServeRegistryHoldsEveryTool(t *testing.T) {
 		want []string
 	}{
 		{"defaults", serveConfig{}, false, nil},
-		{"loki", serveConfig{LogsURL: "http://loki.logging:3100", LogsBackend: "loki"}, false, []string{"logs_query"}},
-		{"victorialogs", serveConfig{LogsURL: "http://vlogs.logging:9428", LogsBackend: "victorialogs"}, false, []string{"logs_query"}},
-		{"controller namespaces", serveConfig{ControllerLogNamespaces: []string{"flux-system", "argocd"}}, false, []string{"controller_logs"}},
+		{"loki", serveConfig{investigationConfig: investigationConfig{LogsURL: "http://loki.logging:3100", LogsBackend: "loki"}}, false, []string{"logs_query"}},
+		{"victorialogs", serveConfig{investigationConfig: investigationConfig{LogsURL: "http://vlogs.logging:9428", LogsBackend: "victorialogs"}}, false, []string{"logs_query"}},
+		{"controller namespaces", serveConfig{investigationConfig: investigationConfig{ControllerLogNamespaces: []string{"flux-system", "argocd"}}}, false, []string{"controller_logs"}},
 		{"aws", serveConfig{}, true, []string{"cloud_what_changed", "cloud_resource_health"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,7 +330,7 @@ func TestServeRegistryHoldsEveryTool(t *testing.T) {
 
 	t.Run("an unknown log store is refused by flag name", func(t *testing.T) {
 		g := NewWithT(t)
-		_, err := serveRegistry(serveConfig{LogsURL: "http://logs:3100", LogsBackend: "elastic"}, base)
+		_, err := serveRegistry(serveConfig{investigationConfig: investigationConfig{LogsURL: "http://logs:3100", LogsBackend: "elastic"}}, base)
 		g.Expect(err).To(MatchError(ContainSubstring("--logs-backend")))
 	})
 
@@ -342,7 +342,7 @@ func TestServeRegistryHoldsEveryTool(t *testing.T) {
 				`{"stream":{"app":"kustomize-controller"},"values":[["1796004500000000000","kustomization path not found"]]}]}}`))
 		}))
 		defer srv.Close()
-		r, err := serveRegistry(serveConfig{LogsURL: srv.URL, LogsBackend: "loki"}, base)
+		r, err := serveRegistry(serveConfig{investigationConfig: investigationConfig{LogsURL: srv.URL, LogsBackend: "loki"}}, base)
 		g.Expect(err).NotTo(HaveOccurred())
 		res, err := r.Run(context.Background(), "logs_query", json.RawMessage(`{"query":"{app=\"kustomize-controller\"}"}`))
 		g.Expect(err).NotTo(HaveOccurred())
@@ -351,7 +351,7 @@ func TestServeRegistryHoldsEveryTool(t *testing.T) {
 
 	t.Run("controller_logs reads only the granted namespaces", func(t *testing.T) {
 		g := NewWithT(t)
-		r, err := serveRegistry(serveConfig{ControllerLogNamespaces: []string{"flux-system"}}, base)
+		r, err := serveRegistry(serveConfig{investigationConfig: investigationConfig{ControllerLogNamespaces: []string{"flux-system"}}}, base)
 		g.Expect(err).NotTo(HaveOccurred())
 		res, err := r.Run(context.Background(), "controller_logs", json.RawMessage(`{"namespace":"shop","pod":"api-0"}`))
 		g.Expect(err).NotTo(HaveOccurred())

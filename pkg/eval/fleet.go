@@ -18,7 +18,13 @@ package eval
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // The payments/api fault `lore demo` seeds and the installed suite
@@ -110,4 +116,33 @@ status:
     totalReconciliations: 18
     metadata: {revision: "%[2]s"}
 `, url, before, after, applied, now.Add(-3*time.Hour).Format(time.RFC3339), secretRef)
+}
+
+// CommitFile writes one file into the repository at dir (created on first
+// use) and commits it on main, as a reviewer merging a pull request would.
+func CommitFile(dir, path, body, message string) error {
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		repo, err = git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+			InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+		if err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, path), []byte(body), 0o644); err != nil {
+		return err
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return err
+	}
+	if _, err := wt.Add(path); err != nil {
+		return err
+	}
+	sig := &object.Signature{Name: "On-call reviewer", Email: "oncall@example.com", When: time.Now()}
+	_, err = wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig})
+	return err
 }

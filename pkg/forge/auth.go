@@ -29,13 +29,8 @@ package forge
 
 import (
 	"context"
-	"crypto"
-	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -45,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-github/v66/github"
 )
 
@@ -122,22 +118,16 @@ func ParsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 // installation token (RS256; issued 60 s in the past for clock skew, valid
 // 9 minutes — GitHub allows at most 10).
 func AppJWT(appID int64, key *rsa.PrivateKey, now time.Time) (string, error) {
-	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`))
-	claims, err := json.Marshal(map[string]any{
-		"iat": now.Add(-60 * time.Second).Unix(),
-		"exp": now.Add(9 * time.Minute).Unix(),
-		"iss": strconv.FormatInt(appID, 10),
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
+		IssuedAt:  jwt.NewNumericDate(now.Add(-60 * time.Second)),
+		ExpiresAt: jwt.NewNumericDate(now.Add(9 * time.Minute)),
+		Issuer:    strconv.FormatInt(appID, 10),
 	})
-	if err != nil {
-		return "", err
-	}
-	signing := header + "." + base64.RawURLEncoding.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signing))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	signed, err := tok.SignedString(key)
 	if err != nil {
 		return "", fmt.Errorf("sign the app JWT: %w", err)
 	}
-	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+	return signed, nil
 }
 
 // RefreshBefore is how long before expiry an installation token is

@@ -85,7 +85,7 @@ func TestFailoverWithoutDuplicates(t *testing.T) {
 	g.Expect(c.admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: operatorNamespace},
 		Data: map[string][]byte{"token": []byte(forgeToken)}})).To(Succeed())
 	catalogRepo := filepath.Join(c.dir, "runbooks")
-	g.Expect(commitFile(catalogRepo, "concepts/on-call.md", "---\ntype: Concept\n---\nPage the owning team first.\n", "seed")).To(Succeed())
+	g.Expect(eval.CommitFile(catalogRepo, "concepts/on-call.md", "---\ntype: Concept\n---\nPage the owning team first.\n", "seed")).To(Succeed())
 	kc := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: operatorNamespace},
 		Spec: runlorev1.KnowledgeCatalogSpec{Git: &runlorev1.GitCatalogSource{URL: catalogRepo, Ref: "main"},
 			Interval: metav1.Duration{Duration: 2 * time.Second},

@@ -22,16 +22,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -85,7 +81,7 @@ func TestInstalledOperator(t *testing.T) {
 	g.Expect(c.admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: operatorNamespace},
 		Data: map[string][]byte{"token": []byte(forgeToken)}})).To(Succeed())
 	catalogRepo := filepath.Join(c.dir, "runbooks")
-	g.Expect(commitFile(catalogRepo, "concepts/on-call.md", "---\ntype: Concept\n---\nPage the owning team first.\n", "seed")).To(Succeed())
+	g.Expect(eval.CommitFile(catalogRepo, "concepts/on-call.md", "---\ntype: Concept\n---\nPage the owning team first.\n", "seed")).To(Succeed())
 	kc := &runlorev1.KnowledgeCatalog{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: operatorNamespace},
 		Spec: runlorev1.KnowledgeCatalogSpec{
 			Git:      &runlorev1.GitCatalogSource{URL: catalogRepo, Ref: "main"},
@@ -208,7 +204,7 @@ func TestInstalledOperator(t *testing.T) {
 	entry.Status = okf.StatusActive
 	merged, err := okf.Render(entry)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(commitFile(catalogRepo, draft.Spec.Path, string(merged), "Merge RunLore draft")).To(Succeed())
+	g.Expect(eval.CommitFile(catalogRepo, draft.Spec.Path, string(merged), "Merge RunLore draft")).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		var kes runlorev1.KnowledgeEntryList
 		g.Expect(c.admin.List(ctx, &kes, client.InNamespace(operatorNamespace), client.MatchingLabels{runlorev1.CatalogLabel: "team"})).To(Succeed())
@@ -289,35 +285,6 @@ func causeFrom(inv *runlorev1.Investigation, source string) *runlorev1.RootCause
 func statusJSON(inv *runlorev1.Investigation) string {
 	raw, _ := json.Marshal(inv.Status)
 	return string(raw)
-}
-
-// commitFile writes one file into the repository at dir (created on first
-// use) and commits it on main.
-func commitFile(dir, path, body, message string) error {
-	repo, err := git.PlainOpen(dir)
-	if err != nil {
-		repo, err = git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-			InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-		if err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, path), []byte(body), 0o644); err != nil {
-		return err
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return err
-	}
-	if _, err := wt.Add(path); err != nil {
-		return err
-	}
-	sig := &object.Signature{Name: "On-call reviewer", Email: "oncall@example.com", When: time.Now()}
-	_, err = wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig})
-	return err
 }
 
 // applyAll creates objects given as YAML documents, then writes the status
