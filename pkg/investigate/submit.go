@@ -193,7 +193,6 @@ func causeWithChange(f *runlorev1.Finding, target runlorev1.ObjectReference) *ru
 	return nil
 }
 
-
 func limit(s []string, n int) []string {
 	if len(s) > n {
 		return s[:n]

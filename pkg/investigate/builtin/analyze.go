@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -575,15 +576,14 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		}
 		belongs := workload == "" || strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload)
 		switch {
-		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")) &&
-			!probeNoise(obs.Graph, e.Object, e.Message):
+		case belongs && slices.Contains(symptom.OfEvent(e.Reason, e.Message), symptom.ProbeFailure) && !probeNoise(obs.Graph, e.Object, e.Message):
 			add(finding{class: symptom.ProbeFailure, word: "Unhealthy", affected: 1, entities: wl, text: e.Message,
 				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
 				detail:       "probes fail: " + e.Message,
 				aspects:      map[string]float64{"probes": 0.85, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
 				alone:        0.4,
 				aloneSummary: fmt.Sprintf("%s fails its health probes (%s); nothing changed that explains it", nameOr(workload, e.Object), e.Message)})
-		case e.Reason == "FailedCreate" && strings.Contains(e.Message, "exceeded quota") && belongs:
+		case belongs && slices.Contains(symptom.OfEvent(e.Reason, e.Message), symptom.Quota):
 			add(finding{class: symptom.Quota, word: "FailedCreate", affected: 1, text: e.Message, entities: appendUnique(append([]string(nil), wl...), quotaRef(e.Message, req.Namespace)...),
 				evidence:     quote("kube_events", eventText, e.Object, "exceeded quota"),
 				detail:       "pod creation is refused by a ResourceQuota: " + e.Message,

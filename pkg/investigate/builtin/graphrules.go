@@ -226,27 +226,22 @@ func evidenceLine(n *graph.Node) string {
 	return textutil.Truncate("graph: "+graph.NodeLine(n), 512)
 }
 
-// words lists the distinct symptom words of nodes that are condition
-// words a finding may name (container reasons, event reasons).
+// failureWord is the symptom word of nodes a finding names, with its
+// message: the one that tells most of what failed (symptom.Telling), else
+// the first.
 func failureWord(nodes []*graph.Node) (string, string) {
-	prefer := []string{"CreateContainerConfigError", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "OOMKilled", "LastOOMKilled",
-		"FailedMount", "FailedAttachVolume", "FailedCreatePodSandBox", "Unschedulable", "FailedScheduling", "ContainerCreating", "Evicted",
-		"Unhealthy", "BackoffLimitExceeded", "ProgressDeadlineExceeded", "FailedCreate"}
-	for _, w := range prefer {
-		for _, n := range nodes {
-			for _, s := range n.Symptoms {
-				if s.Word == w {
-					return strings.TrimPrefix(w, "Last"), s.Message
-				}
+	best, bestRank, msg := "", -1, ""
+	for _, n := range nodes {
+		for _, s := range n.Symptoms {
+			if r := symptom.Telling(s.Word); bestRank < 0 || r < bestRank {
+				best, bestRank, msg = s.Word, r, s.Message
 			}
 		}
 	}
-	for _, n := range nodes {
-		for _, s := range n.Symptoms {
-			return s.Word, s.Message
-		}
+	if symptom.Telling(best) < symptom.Telling("") {
+		best = strings.TrimPrefix(best, "Last")
 	}
-	return "", ""
+	return best, msg
 }
 
 // subjectName is the subject as people say it: namespace/name.
@@ -401,7 +396,7 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 		strength *= 0.85
 	}
 	strength *= pathFactor(len(path))
-	if !chainFits(word, refs) {
+	if len(refs) > 1 && !symptom.Lacking(strings.SplitN(refs[1], "/", 2)[0], word) {
 		strength *= 0.6
 	}
 
@@ -700,7 +695,7 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 		if !subjectFailing(g) {
 			strength *= 0.6
 		}
-		if !connectivityFits(word) {
+		if !symptom.OverTheNetwork(word) {
 			// A dependency outage does not OOM-kill, fail an image pull or
 			// leave a pod unscheduled.
 			strength *= 0.5
@@ -777,7 +772,7 @@ func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		text += " " + symptomText(n)
 	}
 	conn, dns := connWords.MatchString(text), dnsWords.MatchString(text)
-	if w, _ := failureWord(subjectSide(g)); !connectivityFits(w) {
+	if w, _ := failureWord(subjectSide(g)); !symptom.OverTheNetwork(w) {
 		conn, dns = false, false
 	}
 	var out []graphHypothesis
@@ -1519,43 +1514,4 @@ func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 		h.confidence = 0.45
 	}
 	return []graphHypothesis{h}
-}
-
-// connectivityFits reports whether a subject's failure word is one a
-// connection failure (a dependency down, a policy drop) can produce: a
-// crash, a failing probe, an error exit — or no pod symptom at all.
-func connectivityFits(word string) bool {
-	switch strings.TrimPrefix(word, "Last") {
-	case "OOMKilled", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "Unschedulable",
-		"FailedScheduling", "ContainerCreating", "FailedCreatePodSandBox", "FailedMount", "FailedAttachVolume", "Evicted", "FailedCreate":
-		return false
-	}
-	return true
-}
-
-// chainFits reports whether the kind of what the subject needs fits its
-// symptom: a missing key or config makes a container fail to start or
-// crash, a claim or class keeps a pod from scheduling or mounting. Any
-// symptom of a non-pod subject (a Certificate, a Kustomization) fits.
-func chainFits(word string, refs []string) bool {
-	w := strings.TrimPrefix(word, "Last")
-	if len(refs) < 2 || w == "" {
-		return true
-	}
-	kind := strings.SplitN(refs[1], "/", 2)[0]
-	switch kind {
-	case "Secret", "ConfigMap":
-		switch w {
-		case "CreateContainerConfigError", "CrashLoopBackOff", "Error", "FailedMount", "ContainerCreating", "ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerError":
-			return true
-		}
-		return false
-	case "PersistentVolumeClaim":
-		switch w {
-		case "Unschedulable", "FailedScheduling", "FailedMount", "FailedAttachVolume", "ContainerCreating":
-			return true
-		}
-		return false
-	}
-	return true
 }
