@@ -256,3 +256,30 @@ func contains(cs []Class, c Class) bool {
 	}
 	return false
 }
+
+// TestReadingsOfAWord: which reason a finding names, whether trouble can
+// come over the network, and what a missing object can produce, read from
+// the vocabulary's classes.
+func TestReadingsOfAWord(t *testing.T) {
+	if Telling("CreateContainerConfigError") >= Telling("Unhealthy") || Telling("FailedCreate") >= Telling("SomethingElse") {
+		t.Error("a config error tells more than a probe failure, any listed reason more than an unlisted one")
+	}
+	for word, want := range map[string]bool{"CrashLoopBackOff": true, "LastError": true, "Unhealthy": true, "OOMKilled": false, "LastOOMKilled": false,
+		"ImagePullBackOff": false, "FailedScheduling": false, "ContainerCreating": false, "FailedCreate": false, "FailedMount": false, "Evicted": false} {
+		if got := OverTheNetwork(word); got != want {
+			t.Errorf("OverTheNetwork(%s) = %v", word, got)
+		}
+	}
+	for _, tc := range []struct {
+		kind, word string
+		want       bool
+	}{
+		{"Secret", "CreateContainerConfigError", true}, {"Secret", "Error", true}, {"ConfigMap", "LastError", true}, {"Secret", "FailedMount", true},
+		{"Secret", "Unschedulable", false}, {"PersistentVolumeClaim", "FailedScheduling", true}, {"PersistentVolumeClaim", "CrashLoopBackOff", false},
+		{"PersistentVolumeClaim", "ContainerCreating", true}, {"Certificate", "Anything", true}, {"Secret", "", true},
+	} {
+		if got := Lacking(tc.kind, tc.word); got != tc.want {
+			t.Errorf("Lacking(%s, %s) = %v", tc.kind, tc.word, got)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -180,8 +181,8 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	// workload ran healthily after ranks far below it.
 	for i := range changeHyps {
 		for j := range changeHyps {
-			if i != j && changeHyps[j].change.At.After(changeHyps[i].change.At) && changeHyps[j].confidence >= 0.45 {
-				changeHyps[i].confidence = cap(changeHyps[i].confidence * 0.6)
+			if i != j && changeHyps[j].change.At.After(changeHyps[i].change.At) && changeHyps[j].confidence >= rankLaterChange {
+				changeHyps[i].confidence = cap(changeHyps[i].confidence * weightEarlierChange)
 				break
 			}
 		}
@@ -512,7 +513,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					evidence:     quote("pod_status", podText, p.Ref(), "OOMKilled"),
 					detail:       "container " + c.Name + " was OOMKilled" + limit,
 					aspects:      map[string]float64{"resources": 0.9, "image": 0.55, "env": 0.5, "config": 0.5, "chart": 0.6},
-					alone:        0.65,
+					alone:        weightOOMAlone,
 					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
 			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
 				why, alone, ev := pullCause(obs, p)
@@ -529,7 +530,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       "containers cannot start: " + c.Message,
 					aspects:      map[string]float64{"config": 0.9, "env": 0.9, "secret": 0.9, "chart": 0.6},
-					alone:        0.6,
+					alone:        weightConfigErrorAlone,
 					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
 			case c.Reason == "CrashLoopBackOff":
 				add(finding{class: symptom.CrashLoop, word: "CrashLoopBackOff", affected: 1, entities: wl, text: lastWordsOf(c),
@@ -537,7 +538,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, c.LastExitCode),
 					aspects:  map[string]float64{"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5, "command": 0.85},
 					// A crash loop with no change names no cause by itself.
-					alone:        0.3,
+					alone:        weightCrashAlone,
 					aloneSummary: fmt.Sprintf("%s crash-loops with exit code %d; no change explains it", nameOr(workload, p.Ref()), c.LastExitCode)})
 			}
 		}
@@ -552,7 +553,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					evidence:     quote("pod_status", podText, "Unschedulable"),
 					detail:       "pods cannot be scheduled: " + c.Message,
 					aspects:      map[string]float64{"resources": 0.85, "replicas": 0.6, "scheduling": 0.85, "chart": 0.5},
-					alone:        0.55,
+					alone:        weightSchedulingAlone,
 					aloneSummary: fmt.Sprintf("%s has pods that cannot be scheduled: %s", nameOr(workload, p.Ref()), c.Message)}
 				if scheduledEvent(obs.Events, p.Namespace, p.Name) {
 					// The scheduler's Event is the failing object's own word.
@@ -575,27 +576,26 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		}
 		belongs := workload == "" || strings.Contains(e.Object, "/"+req.Namespace+"/"+req.Workload)
 		switch {
-		case e.Reason == "Unhealthy" && belongs && (strings.Contains(e.Message, "Readiness probe failed") || strings.Contains(e.Message, "Liveness probe failed")) &&
-			!probeNoise(obs.Graph, e.Object, e.Message):
+		case belongs && slices.Contains(symptom.OfEvent(e.Reason, e.Message), symptom.ProbeFailure) && !probeNoise(obs.Graph, e.Object, e.Message):
 			add(finding{class: symptom.ProbeFailure, word: "Unhealthy", affected: 1, entities: wl, text: e.Message,
 				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
 				detail:       "probes fail: " + e.Message,
 				aspects:      map[string]float64{"probes": 0.85, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
-				alone:        0.4,
+				alone:        weightProbeAlone,
 				aloneSummary: fmt.Sprintf("%s fails its health probes (%s); nothing changed that explains it", nameOr(workload, e.Object), e.Message)})
-		case e.Reason == "FailedCreate" && strings.Contains(e.Message, "exceeded quota") && belongs:
+		case belongs && slices.Contains(symptom.OfEvent(e.Reason, e.Message), symptom.Quota):
 			add(finding{class: symptom.Quota, word: "FailedCreate", affected: 1, text: e.Message, entities: appendUnique(append([]string(nil), wl...), quotaRef(e.Message, req.Namespace)...),
 				evidence:     quote("kube_events", eventText, e.Object, "exceeded quota"),
 				detail:       "pod creation is refused by a ResourceQuota: " + e.Message,
 				aspects:      map[string]float64{"replicas": 0.85, "resources": 0.8, "chart": 0.5},
-				alone:        0.65,
+				alone:        weightQuotaAlone,
 				aloneSummary: fmt.Sprintf("%s cannot create pods: the namespace's ResourceQuota is exhausted (%s)", nameOr(workload, e.Object), e.Message)})
 		case e.Reason == "ProvisioningFailed":
 			add(finding{class: symptom.Volume, word: "ProvisioningFailed", affected: 0, entities: []string{e.Object}, text: e.Message,
 				evidence: quote("kube_events", eventText, e.Object, "ProvisioningFailed"),
 				detail:   "volume provisioning fails: " + e.Message,
 				aspects:  map[string]float64{"storage": 0.85, "chart": 0.5},
-				alone:    0.7, aloneSummary: fmt.Sprintf("%s cannot be provisioned: %s", e.Object, e.Message)})
+				alone:    weightProvisioningAlone, aloneSummary: fmt.Sprintf("%s cannot be provisioned: %s", e.Object, e.Message)})
 		case e.Reason == "Evicted" && belongs:
 			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl,
 				evidence: quote("kube_events", eventText, e.Object, "Evicted"), detail: "pods were evicted: " + e.Message})
@@ -608,11 +608,11 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		}
 		ents := []string{c.Ref()}
 		summary := fmt.Sprintf("%s is Pending", c.Ref())
-		strength := 0.5
+		strength := weightClaimPendingAlone
 		if c.StorageClass != "" && !c.StorageClassExists {
 			ents = append(ents, "StorageClass/"+c.StorageClass)
 			summary = fmt.Sprintf("%s is Pending because its StorageClass %s does not exist, so pods that mount it cannot start", c.Ref(), c.StorageClass)
-			strength = 0.75
+			strength = weightClassMissingAlone
 		}
 		add(finding{class: symptom.Volume, word: "ProvisioningFailed", entities: ents, text: summary,
 			evidence: quote("pvc_status", pvcText, c.Ref()), detail: summary,
@@ -636,17 +636,17 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 			related := onNode[n.Name] || pendingOnTaint || workload == ""
 			switch {
 			case pr.Type == "Ready":
-				s := 0.4
+				s := weightNodeDownElsewhere
 				if related {
-					s = 0.75
+					s = weightNodeDownHere
 				}
 				add(finding{class: symptom.NodeNotReady, word: "NotReady", entities: []string{n.Ref()},
 					evidence: quote("node_status", nodeText, n.Ref()), detail: n.Ref() + " is NotReady",
 					alone: s, aloneSummary: fmt.Sprintf("%s is NotReady (%s): pods on it stop serving and are rescheduled", n.Ref(), pr.Reason)})
 			case strings.HasSuffix(pr.Type, "Pressure"):
-				s := 0.35
+				s := weightNodePressureElsewhere
 				if related {
-					s = 0.7
+					s = weightNodePressureHere
 				}
 				add(finding{class: symptom.NodePressure, word: pr.Type, entities: []string{n.Ref()},
 					evidence: quote("node_status", nodeText, n.Ref()), detail: fmt.Sprintf("%s reports %s", n.Ref(), pr.Type),
@@ -661,9 +661,9 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		if !expired && !soon && c.Reason != "Expired" {
 			continue
 		}
-		s, summary := 0.75, fmt.Sprintf("%s expired at %s: clients reject the TLS handshake", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
+		s, summary := weightCertExpiredAlone, fmt.Sprintf("%s expired at %s: clients reject the TLS handshake", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
 		if soon {
-			s, summary = 0.35, fmt.Sprintf("%s expires at %s and has not been renewed", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
+			s, summary = weightCertExpiringAlone, fmt.Sprintf("%s expires at %s and has not been renewed", c.Ref(), c.NotAfter.UTC().Format(time.RFC3339))
 		}
 		add(finding{class: symptom.Certificate, word: "CertificateExpired", entities: []string{c.Ref()},
 			evidence: quote("cert_expiry", certText, c.Ref()), detail: summary, alone: s, aloneSummary: summary})
@@ -698,7 +698,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				out[i].detail = "the kubelet kills its containers after failed liveness probes, so they restart in a loop (CrashLoopBackOff)"
 				out[i].aspects["probes"] = 0.9
 				out[i].aspects["ports"] = 0.85
-				out[i].alone = 0.45
+				out[i].alone = weightLivenessAlone
 				out[i].aloneSummary = fmt.Sprintf("%s restarts in a loop because its liveness probe fails and the kubelet kills it; nothing changed that explains it", nameOr(workload, "the workload"))
 			}
 		}

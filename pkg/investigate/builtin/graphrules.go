@@ -226,27 +226,22 @@ func evidenceLine(n *graph.Node) string {
 	return textutil.Truncate("graph: "+graph.NodeLine(n), 512)
 }
 
-// words lists the distinct symptom words of nodes that are condition
-// words a finding may name (container reasons, event reasons).
+// failureWord is the symptom word of nodes a finding names, with its
+// message: the one that tells most of what failed (symptom.Telling), else
+// the first.
 func failureWord(nodes []*graph.Node) (string, string) {
-	prefer := []string{"CreateContainerConfigError", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "OOMKilled", "LastOOMKilled",
-		"FailedMount", "FailedAttachVolume", "FailedCreatePodSandBox", "Unschedulable", "FailedScheduling", "ContainerCreating", "Evicted",
-		"Unhealthy", "BackoffLimitExceeded", "ProgressDeadlineExceeded", "FailedCreate"}
-	for _, w := range prefer {
-		for _, n := range nodes {
-			for _, s := range n.Symptoms {
-				if s.Word == w {
-					return strings.TrimPrefix(w, "Last"), s.Message
-				}
+	best, bestRank, msg := "", -1, ""
+	for _, n := range nodes {
+		for _, s := range n.Symptoms {
+			if r := symptom.Telling(s.Word); bestRank < 0 || r < bestRank {
+				best, bestRank, msg = s.Word, r, s.Message
 			}
 		}
 	}
-	for _, n := range nodes {
-		for _, s := range n.Symptoms {
-			return s.Word, s.Message
-		}
+	if symptom.Telling(best) < symptom.Telling("") {
+		best = strings.TrimPrefix(best, "Last")
 	}
-	return "", ""
+	return best, msg
 }
 
 // subjectName is the subject as people say it: namespace/name.
@@ -401,7 +396,7 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 		strength *= 0.85
 	}
 	strength *= pathFactor(len(path))
-	if !chainFits(word, refs) {
+	if len(refs) > 1 && !symptom.Lacking(strings.SplitN(refs[1], "/", 2)[0], word) {
 		strength *= 0.6
 	}
 
@@ -635,7 +630,7 @@ func blameChange(h *graphHypothesis, best *incident.Change, name string) {
 	}
 	h.evidence = append(h.evidence, changeEvidence(*best, ""))
 	h.action = rollbackAction(*best)
-	h.confidence = cap(h.confidence + 0.05)
+	h.confidence = cap(h.confidence + weightChangeFound)
 }
 
 // backendOnset is when a dependency's own trouble began (its earliest
@@ -700,7 +695,7 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 		if !subjectFailing(g) {
 			strength *= 0.6
 		}
-		if !connectivityFits(word) {
+		if !symptom.OverTheNetwork(word) {
 			// A dependency outage does not OOM-kill, fail an image pull or
 			// leave a pod unscheduled.
 			strength *= 0.5
@@ -777,7 +772,7 @@ func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		text += " " + symptomText(n)
 	}
 	conn, dns := connWords.MatchString(text), dnsWords.MatchString(text)
-	if w, _ := failureWord(subjectSide(g)); !connectivityFits(w) {
+	if w, _ := failureWord(subjectSide(g)); !symptom.OverTheNetwork(w) {
 		conn, dns = false, false
 	}
 	var out []graphHypothesis
@@ -878,10 +873,10 @@ func sandboxRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		if ipExhausted {
 			h.summary = fmt.Sprintf("%s is stuck in ContainerCreating because %s has no pod IP addresses left: the CNI cannot allocate one for its sandbox (%s)",
 				strings.Join(shortRefs(byNode[name]), ", "), ref, textutil.Truncate(sample.Message, 200))
-			h.confidence = cap(0.76)
+			h.confidence = cap(weightSandboxExhausted)
 		} else {
 			h.summary = fmt.Sprintf("%s cannot get a pod sandbox on %s: %s", strings.Join(shortRefs(byNode[name]), ", "), ref, textutil.Truncate(sample.Message, 200))
-			h.confidence = cap(0.55)
+			h.confidence = cap(weightSandboxFailing)
 		}
 		for _, p := range byNode[name] {
 			if pn := g.Node(p); pn != nil {
@@ -1064,7 +1059,7 @@ func appliedWorkloadHypothesis(req incident.Request, g *graph.Graph, n *graph.No
 		h.evidence = append(h.evidence, evidenceLine(p))
 		break
 	}
-	h.confidence = cap(0.7)
+	h.confidence = cap(weightAppliedWorkload)
 	attachChange(&h, req, g, []string{best.Ref(), n.Ref()}, onset, window)
 	return h, true
 }
@@ -1178,7 +1173,7 @@ func volumeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		h.entities = appendUnique(h.entities, claim, "PersistentVolume/"+m[1], workloadOf(g, g.SubjectNode()).Ref(), "FailedAttachVolume")
 		h.summary = fmt.Sprintf("%s cannot start: its ReadWriteOnce volume %s is still attached to another node (Multi-Attach), typically held by the old pod during a rollout or after a node failure", l.node.Ref(), m[1])
 		h.evidence = []string{evidenceLine(l.node)}
-		h.confidence = cap(0.72)
+		h.confidence = cap(weightMultiAttach)
 		onset := Onset(g, req.Start)
 		attachChange(&h, req, g, []string{claim, workloadOf(g, g.SubjectNode()).Ref()}, onset, DefaultWindow)
 		out = append(out, h)
@@ -1211,7 +1206,7 @@ func limitRangeRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 			h.entities = []string{lr.Ref(), workloadOf(g, subject).Ref(), s.Word}
 			h.summary = fmt.Sprintf("%s cannot create pods: %s forbids their resources (%s)", subjectName(g), lr.Ref(), textutil.Truncate(s.Message, 200))
 			h.evidence = []string{evidenceLine(n), evidenceLine(lr)}
-			h.confidence = cap(0.74)
+			h.confidence = cap(weightLimitRange)
 			attachChange(&h, req, g, []string{lr.Ref(), workloadOf(g, subject).Ref()}, Onset(g, req.Start), DefaultWindow)
 			return append(out, h)
 		}
@@ -1240,9 +1235,9 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		h.entities = appendUnique([]string{n.Ref()}, workloadOf(g, subject).Ref(), "AtMaxReplicas")
 		h.summary = fmt.Sprintf("%s is saturated: %s is at its maximum of %s replicas and cannot add capacity", subjectName(g), n.Ref(), n.Fact("maxReplicas"))
 		h.evidence = []string{evidenceLine(n)}
-		h.confidence = cap(0.5)
+		h.confidence = cap(weightHPAAtMax)
 		if strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "hpa") || strings.Contains(strings.ToLower(req.Title+req.Message+req.AlertName), "replicas") {
-			h.confidence = cap(0.65)
+			h.confidence = cap(weightHPAAtMaxNamed)
 		}
 		if c := capChange(n, Onset(g, req.Start)); c != nil {
 			// A cap only bites at the next peak: the change that lowered it
@@ -1256,7 +1251,7 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 			h.entities = appendUnique(h.entities, c.Ref(), incident.ShortRevision(c.ToRevision), file)
 			h.evidence = append(h.evidence, changeEvidence(*c, n.Ref()))
 			h.action = rollbackAction(*c)
-			h.confidence = cap(0.74)
+			h.confidence = cap(weightHPACapChange)
 		} else {
 			attachChange(&h, req, g, []string{n.Ref()}, Onset(g, req.Start), DefaultWindow)
 		}
@@ -1311,7 +1306,7 @@ func nodeSubjectRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		if ev := n.Fact("podsEvicted"); ev != "" {
 			h.summary += fmt.Sprintf("; %s pods on it were evicted", ev)
 		}
-		h.confidence = cap(0.7)
+		h.confidence = cap(weightNodeSubject)
 	default:
 		h.summary = fmt.Sprintf("%s is the alert's host and shows no failing condition (no pressure, Ready); the cause is not visible in cluster state", n.Ref())
 		h.confidence = 0.3
@@ -1475,7 +1470,7 @@ func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.
 			}
 		}
 		h.evidence = append([]string{evidenceLine(n)}, h.evidence...)
-		h.confidence = cap(0.6)
+		h.confidence = cap(weightJobFailed)
 		attachChange(&h, req, g, []string{n.Ref(), owner.Ref()}, onset, window)
 		return []graphHypothesis{h}
 	}
@@ -1519,43 +1514,4 @@ func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 		h.confidence = 0.45
 	}
 	return []graphHypothesis{h}
-}
-
-// connectivityFits reports whether a subject's failure word is one a
-// connection failure (a dependency down, a policy drop) can produce: a
-// crash, a failing probe, an error exit — or no pod symptom at all.
-func connectivityFits(word string) bool {
-	switch strings.TrimPrefix(word, "Last") {
-	case "OOMKilled", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "Unschedulable",
-		"FailedScheduling", "ContainerCreating", "FailedCreatePodSandBox", "FailedMount", "FailedAttachVolume", "Evicted", "FailedCreate":
-		return false
-	}
-	return true
-}
-
-// chainFits reports whether the kind of what the subject needs fits its
-// symptom: a missing key or config makes a container fail to start or
-// crash, a claim or class keeps a pod from scheduling or mounting. Any
-// symptom of a non-pod subject (a Certificate, a Kustomization) fits.
-func chainFits(word string, refs []string) bool {
-	w := strings.TrimPrefix(word, "Last")
-	if len(refs) < 2 || w == "" {
-		return true
-	}
-	kind := strings.SplitN(refs[1], "/", 2)[0]
-	switch kind {
-	case "Secret", "ConfigMap":
-		switch w {
-		case "CreateContainerConfigError", "CrashLoopBackOff", "Error", "FailedMount", "ContainerCreating", "ImagePullBackOff", "ErrImagePull", "RunContainerError", "CreateContainerError":
-			return true
-		}
-		return false
-	case "PersistentVolumeClaim":
-		switch w {
-		case "Unschedulable", "FailedScheduling", "FailedMount", "FailedAttachVolume", "ContainerCreating":
-			return true
-		}
-		return false
-	}
-	return true
 }

@@ -33,7 +33,7 @@ import (
 func TestWhatRefusedThePodsIsOnThePath(t *testing.T) {
 	ctx := context.Background()
 	cases := map[string]string{
-		"Namespace/admit-psa": `pods "api-5d8c7b9f4-x7k2p" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "api" must set securityContext.runAsNonRoot=true)`,
+		"Namespace/admit-psa":                  `pods "api-5d8c7b9f4-x7k2p" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "api" must set securityContext.runAsNonRoot=true)`,
 		"ClusterPolicy/require-run-as-nonroot": "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/admit-kyverno/ was blocked due to the following policies \n\nrequire-run-as-nonroot:\n  run-as-non-root: 'validation error: Running as root is not allowed.'",
 	}
 	for want, refusal := range cases {
