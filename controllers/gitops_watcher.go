@@ -34,6 +34,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/pkg/trigger/gitops"
 )
 
@@ -160,6 +161,7 @@ func (w *GitOpsWatcher) resolve(ctx context.Context, key types.NamespacedName, n
 	}
 	for i := range list.Items {
 		inc := &list.Items[i]
+		trigger.AdoptOccurrence(inc)
 		if inc.Status.ResolvedAt != nil || inc.Status.LastFiredAt == nil {
 			continue
 		}

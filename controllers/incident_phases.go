@@ -299,8 +299,9 @@ func applySilence(inc *runlorev1.Incident, now time.Time) time.Duration {
 
 // siblings are the Incidents of inc's namespace about a workload of the
 // same name: the candidates for its storm. One applied by hand whose first
-// reconcile is not in the cache yet, or one whose source has not recorded
-// its occurrence yet, is read as that will record it.
+// reconcile is not in the cache yet, or one whose first occurrence is
+// still only in the annotation its source created it with, is read as its
+// reconcile will record it.
 func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incident) ([]runlorev1.Incident, error) {
 	if inc.Spec.Workload == nil || inc.Spec.Workload.Name == "" {
 		return nil, nil
@@ -310,6 +311,7 @@ func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incide
 		return nil, err
 	}
 	for i := range list.Items {
+		trigger.AdoptOccurrence(&list.Items[i])
 		recordOccurrence(&list.Items[i])
 	}
 	return list.Items, nil

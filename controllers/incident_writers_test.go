@@ -91,3 +91,51 @@ func TestIncidentStatusHasOneWriterPerField(t *testing.T) {
 		}, 15*time.Second, 50*time.Millisecond).Should(Succeed())
 	}
 }
+
+// TestFirstOccurrenceFromTheCreate: an alert's Incident created with its
+// first occurrence in the runlore.io/occurrence annotation, as the
+// receiver writes it in one create, is recorded in status at its first
+// reconcile and investigated; a resolve the receiver records in status
+// afterwards stands.
+func TestFirstOccurrenceFromTheCreate(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	var st runlorev1.IncidentStatus
+	trigger.Observe(&st, trigger.Observation{Firing: true, StartsAt: start}, 0)
+	v, err := trigger.EncodeOccurrence(&st)
+	g.Expect(err).NotTo(HaveOccurred())
+	inc := newIncident(ns, "")
+	inc.Spec.Source = runlorev1.SourceAlertmanager
+	inc.Name = receiver.IncidentName(inc.Spec.AlertName, "created-firing")
+	inc.Spec.Fingerprint = "created-firing"
+	inc.Annotations = map[string]string{runlorev1.OccurrenceAnnotation: v}
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+
+	key := client.ObjectKeyFromObject(inc)
+	g.Eventually(func(g Gomega) {
+		var got runlorev1.Incident
+		g.Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
+		g.Expect(got.Status.Occurrences).To(BeEquivalentTo(1))
+		g.Expect(got.Status.Episode).To(BeEquivalentTo(1))
+		g.Expect(got.Status.FirstFiredAt.Time).To(BeTemporally("==", start))
+		g.Expect(got.Status.LastFiredAt.Time).To(BeTemporally("==", start))
+		g.Expect(got.Status.Investigation).NotTo(BeEmpty())
+	}, eventually, 50*time.Millisecond).Should(Succeed())
+
+	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	spec := inc.Spec
+	end := start.Add(10 * time.Minute)
+	_, err = rec.Record(ctx, receiver.Signal{Spec: spec, Observation: trigger.Observation{StartsAt: start, EndsAt: end}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		var got runlorev1.Incident
+		g.Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
+		g.Expect(got.Status.ResolvedAt).NotTo(BeNil())
+		g.Expect(got.Status.ResolvedAt.Time).To(BeTemporally("==", end))
+		g.Expect(got.Status.Occurrences).To(BeEquivalentTo(1))
+		g.Expect(got.Status.Phase).To(Equal(runlorev1.IncidentResolved))
+	}, eventually, 50*time.Millisecond).Should(Succeed())
+}
