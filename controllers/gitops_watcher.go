@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/pkg/trigger/gitops"
 )
@@ -47,7 +47,7 @@ import (
 type GitOpsWatcherOptions struct {
 	// Recorder writes Incidents, with the receiver's placement and policy
 	// selection. Required.
-	Recorder *receiver.Recorder
+	Recorder *intake.Recorder
 	// WatchWithoutPolicy watches namespaces no TriggerPolicy governs; where
 	// one does, its watchGitOps decides. Defaults to false.
 	WatchWithoutPolicy bool

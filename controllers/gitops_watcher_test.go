@@ -44,7 +44,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/test/testenv"
@@ -90,7 +90,7 @@ func startWatcher(t *testing.T, opts GitOpsWatcherOptions, logs *logLines) strin
 		Logger:                 logs.logger(),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	opts.Recorder = &receiver.Recorder{Client: mgr.GetClient(), Namespace: opNS}
+	opts.Recorder = &intake.Recorder{Client: mgr.GetClient(), Namespace: opNS}
 	g.Expect(SetupGitOpsWatcher(mgr, opts)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -37,9 +37,9 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/phase"
-	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -368,14 +368,14 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	if w != nil && w.Kind == identity.KindHPA && w.Namespace != "" && inc.Spec.Source == runlorev1.SourceAlertmanager {
 		return r.confirmScaleTarget(ctx, inc)
 	}
-	pod, ok := receiver.PodOnly(inc.Spec.Labels)
+	pod, ok := intake.PodOnly(inc.Spec.Labels)
 	if !ok || inc.Spec.Source != runlorev1.SourceAlertmanager || w == nil || identity.IsCloud(*w) ||
-		inc.Annotations[receiver.WorkloadConfirmedAnnotation] == pod {
+		inc.Annotations[intake.WorkloadConfirmedAnnotation] == pod {
 		return false, nil
 	}
 	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	live, err := receiver.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
+	live, err := intake.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
 	if err != nil {
 		logf.FromContext(ctx).Info("workload not confirmed; keeping the reduction from the pod name", "pod", pod, "reason", err.Error())
 		return false, nil
@@ -385,11 +385,11 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	}
 	upd := inc.DeepCopy()
 	upd.Spec.Workload = live
-	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, live)
+	upd.Spec.TriggerKey = intake.TriggerKey(inc.Spec.AlertName, live)
 	if upd.Annotations == nil {
 		upd.Annotations = map[string]string{}
 	}
-	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = pod
+	upd.Annotations[intake.WorkloadConfirmedAnnotation] = pod
 	if err := r.Update(ctx, upd); err != nil {
 		return false, fmt.Errorf("record the confirmed workload: %w", err)
 	}
@@ -425,11 +425,11 @@ func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlor
 	}
 	upd := inc.DeepCopy()
 	upd.Spec.Workload = &target
-	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, &target)
+	upd.Spec.TriggerKey = intake.TriggerKey(inc.Spec.AlertName, &target)
 	if upd.Annotations == nil {
 		upd.Annotations = map[string]string{}
 	}
-	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = receiver.ScaleTargetMark(w.Name)
+	upd.Annotations[intake.WorkloadConfirmedAnnotation] = intake.ScaleTargetMark(w.Name)
 	if err := r.Update(ctx, upd); err != nil {
 		return false, fmt.Errorf("record the HorizontalPodAutoscaler's scale target: %w", err)
 	}

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/runlore/runlore/pkg/intake"
 )
 
 // benchPayload is a realistic webhook body: n kube-prometheus alerts of one
@@ -48,9 +50,9 @@ func BenchmarkHandlerOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	var recorded atomic.Int64
-	srv.handler.record = func(context.Context, Signal) (Outcome, error) {
+	srv.handler.record = func(context.Context, intake.Signal) (intake.Outcome, error) {
 		recorded.Add(1)
-		return Outcome{Created: true}, nil
+		return intake.Outcome{Created: true}, nil
 	}
 	const perRequest = 20
 	body := benchPayload("payments", perRequest, "b")

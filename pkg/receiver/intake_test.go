@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/test/testenv"
 )
@@ -57,7 +58,7 @@ func TestSaturatedIntakeRefusesAtOnce(t *testing.T) {
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 8)
 	real := srv.handler.record
-	srv.handler.record = func(ctx context.Context, sig Signal) (Outcome, error) {
+	srv.handler.record = func(ctx context.Context, sig intake.Signal) (intake.Outcome, error) {
 		entered <- struct{}{}
 		<-gate
 		return real(ctx, sig)
@@ -119,7 +120,7 @@ func TestAcknowledgedMeansRecorded(t *testing.T) {
 				}
 				for _, a := range msg.Alerts {
 					var inc runlorev1.Incident
-					key := types.NamespacedName{Namespace: appNS, Name: IncidentName(a.Labels["alertname"], Fingerprint(&a))}
+					key := types.NamespacedName{Namespace: appNS, Name: intake.IncidentName(a.Labels["alertname"], Fingerprint(&a))}
 					err := k8s.Get(context.Background(), key, &inc)
 					trigger.AdoptOccurrence(&inc)
 					if err != nil || inc.Status.Occurrences != 1 {
@@ -194,10 +195,10 @@ func TestSlowRecordIs503(t *testing.T) {
 	srv, _ := newReceiver(t, func(o *Options) { o.RatePerSecond, o.RecordTimeout = -1, 300*time.Millisecond })
 	appNS := newNamespace(t, "app")
 	real := srv.handler.record
-	srv.handler.record = func(ctx context.Context, sig Signal) (Outcome, error) {
+	srv.handler.record = func(ctx context.Context, sig intake.Signal) (intake.Outcome, error) {
 		if strings.Contains(sig.Spec.Labels["pod"], "slow") {
 			<-ctx.Done() // an API server that does not answer in time
-			return Outcome{}, ctx.Err()
+			return intake.Outcome{}, ctx.Err()
 		}
 		return real(ctx, sig)
 	}

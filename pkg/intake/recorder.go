@@ -14,12 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+// Package intake turns signals — an Alertmanager alert, a failing GitOps
+// object — into Incidents: it places each Incident, applies the governing
+// TriggerPolicy's admission, names it deterministically and folds the
+// report into its occurrences. Both sources share it; the HTTP receiver
+// (pkg/receiver) and the GitOps-failure watcher sit above it.
+package intake
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -73,11 +77,8 @@ type Signal struct {
 	// so its source can find it again (the GitOps watcher's object key).
 	ObjectLabels map[string]string
 	// Annotations are set on the Incident's metadata at every report that
-	// carries them (ClockSkewAnnotation).
+	// carries them (the receiver's clock-skew note).
 	Annotations map[string]string
-
-	// index is the alert's place in its payload, for refusals.
-	index int
 }
 
 // Outcome says what Record did.
@@ -370,6 +371,3 @@ func uniq(a, b string) []string {
 	}
 	return []string{a, b}
 }
-
-// errNoNamespace is returned when the Recorder has no operator namespace.
-var errNoNamespace = errors.New("receiver: the operator's Namespace is required")
