@@ -204,3 +204,41 @@ func TestConfirmScaleTargetRefused(t *testing.T) {
 	g.Expect(*stored.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "shop"}))
 	g.Expect(stored.Annotations[intake.WorkloadConfirmedAnnotation]).To(Equal("HorizontalPodAutoscaler/shop-hpa"))
 }
+
+// TestConfirmedWorkloadKeepsTheFirstOccurrence: a reconcile of an HPA
+// alert's Incident, as the receiver creates it (its first occurrence in the
+// runlore.io/occurrence annotation), writes the scale target to spec and
+// then the adopted occurrence to status, under the resourceVersion of its
+// own spec write: no conflict with itself, nothing lost.
+func TestConfirmedWorkloadKeepsTheFirstOccurrence(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web-hpa", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 4,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}})).To(Succeed())
+	rec := &intake.Recorder{Client: k8sClient, Namespace: ns}
+	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	out, err := rec.Record(ctx, intake.Signal{Spec: runlorev1.IncidentSpec{Fingerprint: "fp-web-hpa", Source: runlorev1.SourceAlertmanager,
+		AlertName: "KubeHpaMaxedOut", Title: "HPA maxed out", Severity: "warning",
+		Workload: &runlorev1.Workload{Namespace: ns, Kind: "HorizontalPodAutoscaler", Name: "web-hpa"},
+		Labels:   map[string]string{"horizontalpodautoscaler": "web-hpa", "namespace": ns}},
+		Observation: trigger.Observation{Firing: true, StartsAt: start}})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// The reconcile's steps in its order: read, adopt, confirm, patch.
+	r := &IncidentReconciler{Client: k8sClient, APIReader: k8sClient}
+	inc := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, out.Key, inc)).To(Succeed())
+	before := inc.DeepCopy()
+	g.Expect(trigger.AdoptOccurrence(inc)).To(BeTrue())
+	changed, err := r.confirmWorkload(ctx, inc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(r.patchStatus(ctx, before, inc, true)).To(Succeed())
+	var stored runlorev1.Incident
+	g.Expect(k8sClient.Get(ctx, out.Key, &stored)).To(Succeed())
+	g.Expect(*stored.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "web"}))
+	g.Expect(stored.Status.Occurrences).To(BeEquivalentTo(1))
+	g.Expect(stored.Status.FirstFiredAt.Time).To(BeTemporally("==", start))
+}

@@ -393,6 +393,7 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	if err := r.Update(ctx, upd); err != nil {
 		return false, fmt.Errorf("record the confirmed workload: %w", err)
 	}
+	inc.ResourceVersion = upd.ResourceVersion
 	return true, nil
 }
 
@@ -433,5 +434,6 @@ func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlor
 	if err := r.Update(ctx, upd); err != nil {
 		return false, fmt.Errorf("record the HorizontalPodAutoscaler's scale target: %w", err)
 	}
+	inc.ResourceVersion = upd.ResourceVersion
 	return true, nil
 }
