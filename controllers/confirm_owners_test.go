@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/test/testenv"
@@ -47,7 +48,7 @@ func TestConfirmOwners(t *testing.T) {
 	ctx := context.Background()
 	g := NewWithT(t)
 	startManager(t, ns, testSteps(&stepLog{}, false, nil))
-	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	rec := &intake.Recorder{Client: k8sClient, Namespace: ns}
 	ctrlRef := func(kind, name string, uid types.UID) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
 	}
@@ -77,12 +78,12 @@ func TestConfirmOwners(t *testing.T) {
 	create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", OwnerReferences: ctrlRef("StatefulSet", "db", ss.GetUID())}, Spec: podSpec})
 
 	starts := time.Now().Add(-time.Minute).Truncate(time.Second)
-	signal := func(pod string) receiver.Signal {
+	signal := func(pod string) intake.Signal {
 		a := &receiver.Alert{Status: receiver.StatusFiring, Starts: starts, Fingerprint: "fp-" + pod,
 			Labels: map[string]string{"alertname": "KubePodNotReady", "severity": "critical", "namespace": ns, "pod": pod}}
 		spec, err := receiver.SpecFromAlert(a, nil)
 		g.Expect(err).NotTo(HaveOccurred())
-		return receiver.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
+		return intake.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
 	}
 	for _, tc := range []struct{ pod, kind, name string }{
 		{"checkout-5c9f7d8b4-q8zxv", "Deployment", "checkout"},
@@ -125,19 +126,19 @@ func TestConfirmScaleTarget(t *testing.T) {
 	ctx := context.Background()
 	g := NewWithT(t)
 	startManager(t, ns, testSteps(&stepLog{}, false, nil))
-	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	rec := &intake.Recorder{Client: k8sClient, Namespace: ns}
 	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "storefront-autoscaler", Namespace: ns},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 10,
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}})).To(Succeed())
 
 	starts := time.Now().Add(-time.Minute).Truncate(time.Second)
-	signal := func(hpa string) receiver.Signal {
+	signal := func(hpa string) intake.Signal {
 		a := &receiver.Alert{Status: receiver.StatusFiring, Starts: starts, Fingerprint: "fp-" + hpa,
 			Labels: map[string]string{"alertname": "KubeHpaMaxedOut", "severity": "warning", "namespace": ns,
 				"horizontalpodautoscaler": hpa, "job": "kube-state-metrics"}}
 		spec, err := receiver.SpecFromAlert(a, nil)
 		g.Expect(err).NotTo(HaveOccurred())
-		return receiver.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
+		return intake.Signal{Spec: spec, Observation: trigger.Observation{Firing: true, StartsAt: starts}}
 	}
 	for _, tc := range []struct{ hpa, kind, name string }{
 		{"storefront-autoscaler", "Deployment", "web"},
@@ -201,5 +202,43 @@ func TestConfirmScaleTargetRefused(t *testing.T) {
 	g.Expect(changed).To(BeTrue())
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(inc), &stored)).To(Succeed())
 	g.Expect(*stored.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "shop"}))
-	g.Expect(stored.Annotations[receiver.WorkloadConfirmedAnnotation]).To(Equal("HorizontalPodAutoscaler/shop-hpa"))
+	g.Expect(stored.Annotations[intake.WorkloadConfirmedAnnotation]).To(Equal("HorizontalPodAutoscaler/shop-hpa"))
+}
+
+// TestConfirmedWorkloadKeepsTheFirstOccurrence: a reconcile of an HPA
+// alert's Incident, as the receiver creates it (its first occurrence in the
+// runlore.io/occurrence annotation), writes the scale target to spec and
+// then the adopted occurrence to status, under the resourceVersion of its
+// own spec write: no conflict with itself, nothing lost.
+func TestConfirmedWorkloadKeepsTheFirstOccurrence(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(k8sClient.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web-hpa", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 4,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}})).To(Succeed())
+	rec := &intake.Recorder{Client: k8sClient, Namespace: ns}
+	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	out, err := rec.Record(ctx, intake.Signal{Spec: runlorev1.IncidentSpec{Fingerprint: "fp-web-hpa", Source: runlorev1.SourceAlertmanager,
+		AlertName: "KubeHpaMaxedOut", Title: "HPA maxed out", Severity: "warning",
+		Workload: &runlorev1.Workload{Namespace: ns, Kind: "HorizontalPodAutoscaler", Name: "web-hpa"},
+		Labels:   map[string]string{"horizontalpodautoscaler": "web-hpa", "namespace": ns}},
+		Observation: trigger.Observation{Firing: true, StartsAt: start}})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// The reconcile's steps in its order: read, adopt, confirm, patch.
+	r := &IncidentReconciler{Client: k8sClient, APIReader: k8sClient}
+	inc := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, out.Key, inc)).To(Succeed())
+	before := inc.DeepCopy()
+	g.Expect(trigger.AdoptOccurrence(inc)).To(BeTrue())
+	changed, err := r.confirmWorkload(ctx, inc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(r.patchStatus(ctx, before, inc, true)).To(Succeed())
+	var stored runlorev1.Incident
+	g.Expect(k8sClient.Get(ctx, out.Key, &stored)).To(Succeed())
+	g.Expect(*stored.Spec.Workload).To(Equal(runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "web"}))
+	g.Expect(stored.Status.Occurrences).To(BeEquivalentTo(1))
+	g.Expect(stored.Status.FirstFiredAt.Time).To(BeTemporally("==", start))
 }

@@ -428,3 +428,51 @@ func TestStormOfOneRevision(t *testing.T) {
 	}, eventually, 250*time.Millisecond).Should(Succeed())
 	g.Expect(c.investigations(g)).To(HaveLen(2))
 }
+
+// TestNodeLevelAlertsJoinTheNodeStorm: alerts about the Node itself
+// (KubeNodeNotReady, a filesystem alert; labelled with the node or instance
+// only) beside alerts about three workloads whose pods run on it follow the
+// Node's storm as evidence of its cause: one parent, one Investigation, no
+// investigation of the Node's own alerts.
+func TestNodeLevelAlertsJoinTheNodeStorm(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	bad := ns + "-node"
+	c.node(bad, false)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("w-%d", i), bad, "")
+	}
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("w-%d", i), "KubePodCrashLooping", fmt.Sprintf("w-%d", i))
+	}
+	for name, labels := range map[string]map[string]string{
+		"node-notready": {"alertname": "KubeNodeNotReady", "node": bad, "condition": "Ready", "status": "unknown"},
+		"node-disk":     {"alertname": "NodeFilesystemSpaceFillingUp", "instance": bad, "mountpoint": "/var"},
+	} {
+		inc := newIncident(ns, name)
+		inc.Spec.AlertName, inc.Spec.Title, inc.Spec.Labels = labels["alertname"], bad+" "+labels["alertname"], labels
+		inc.Spec.Workload = &runlorev1.Workload{Kind: "Node", Name: bad}
+		g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+	}
+
+	parentName := correlate.ParentName("Node/" + bad)
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		linked := 0
+		for _, inc := range c.incidents(g) {
+			if inc.Name == parentName {
+				continue
+			}
+			g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+			g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), "%s is answered from the parent", inc.Name)
+			linked++
+		}
+		g.Expect(linked).To(Equal(5))
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(1), "the Node's own alerts open no investigation of their own")
+}

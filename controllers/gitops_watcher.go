@@ -33,7 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
+	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/pkg/trigger/gitops"
 )
 
@@ -46,7 +47,7 @@ import (
 type GitOpsWatcherOptions struct {
 	// Recorder writes Incidents, with the receiver's placement and policy
 	// selection. Required.
-	Recorder *receiver.Recorder
+	Recorder *intake.Recorder
 	// WatchWithoutPolicy watches namespaces no TriggerPolicy governs; where
 	// one does, its watchGitOps decides. Defaults to false.
 	WatchWithoutPolicy bool
@@ -160,6 +161,7 @@ func (w *GitOpsWatcher) resolve(ctx context.Context, key types.NamespacedName, n
 	}
 	for i := range list.Items {
 		inc := &list.Items[i]
+		trigger.AdoptOccurrence(inc)
 		if inc.Status.ResolvedAt != nil || inc.Status.LastFiredAt == nil {
 			continue
 		}

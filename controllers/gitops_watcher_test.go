@@ -44,7 +44,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
+	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/pkg/trigger/gitops"
 	"github.com/runlore/runlore/test/testenv"
 )
@@ -89,7 +90,7 @@ func startWatcher(t *testing.T, opts GitOpsWatcherOptions, logs *logLines) strin
 		Logger:                 logs.logger(),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	opts.Recorder = &receiver.Recorder{Client: mgr.GetClient(), Namespace: opNS}
+	opts.Recorder = &intake.Recorder{Client: mgr.GetClient(), Namespace: opNS}
 	g.Expect(SetupGitOpsWatcher(mgr, opts)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -136,9 +137,15 @@ func setReady(t *testing.T, obj client.Object, conds *[]metav1.Condition, status
 	NewWithT(t).Expect(k8sClient.Status().Update(context.Background(), obj)).To(Succeed())
 }
 
+// incidentsOf are the Incidents of ns, each with the occurrence its source
+// recorded in status as the Incident reconciler records it (a new
+// Incident carries its first in the runlore.io/occurrence annotation).
 func incidentsOf(g Gomega, ns string) []runlorev1.Incident {
 	var list runlorev1.IncidentList
 	g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	for i := range list.Items {
+		trigger.AdoptOccurrence(&list.Items[i])
+	}
 	return list.Items
 }
 
@@ -162,7 +169,7 @@ func TestDebounceRecheck(t *testing.T) {
 	setReady(t, flaky, &flaky.Status.Conditions, metav1.ConditionTrue, "ReconciliationSucceeded", time.Now())
 
 	g.Eventually(func() []runlorev1.Incident { return incidentsOf(g, ns) }, 10*time.Second, 100*time.Millisecond).Should(HaveLen(1))
-	// The Incident is created first and its status written next.
+	// The Incident is created with its first occurrence.
 	var inc runlorev1.Incident
 	g.Eventually(func() *metav1.Time { inc = incidentsOf(g, ns)[0]; return inc.Status.FirstFiredAt }, 10*time.Second, 100*time.Millisecond).ShouldNot(BeNil())
 	g.Expect(inc.Spec.Fingerprint).To(Equal("gitops:Kustomization/" + ns + "/apps/BuildFailed"))

@@ -72,14 +72,17 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !inc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	before := inc.DeepCopy()
+	// The source records an Incident's first occurrence with the create
+	// (trigger.AdoptOccurrence); status takes it at this first reconcile.
+	adopted := !ownsOccurrence(inc) && trigger.AdoptOccurrence(inc)
 	if !ownsOccurrence(inc) && inc.Status.Occurrences == 0 {
-		// The source creates the Incident, then records its occurrence;
-		// that write wakes this reconcile again.
+		// A source that created the Incident without its occurrence
+		// records it next; that write wakes this reconcile again.
 		return ctrl.Result{}, nil
 	}
-	before := inc.DeepCopy()
 	defer func() {
-		if err := r.patchStatus(ctx, before, inc); err != nil && retErr == nil {
+		if err := r.patchStatus(ctx, before, inc, adopted); err != nil && retErr == nil {
 			retErr = err
 		}
 	}()

@@ -124,6 +124,13 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 // stormMember is an Incident as correlate.Decide sees it; ok is false for
 // one that cannot be part of a storm now.
 func stormMember(inc *runlorev1.Incident) (correlate.Member, bool) {
+	if st, ok := trigger.Recorded(inc); ok && inc.Status.Occurrences == 0 {
+		// Read as its reconcile will record it, without touching the
+		// cache's object.
+		c := *inc
+		trigger.SourceFields(&c.Status, &st)
+		inc = &c
+	}
 	if !trigger.Eligible(inc) || inc.Spec.Source == runlorev1.SourceCorrelation {
 		return correlate.Member{}, false
 	}
@@ -310,6 +317,9 @@ func (r *IncidentReconciler) members(ctx context.Context, parent *runlorev1.Inci
 	var list runlorev1.IncidentList
 	if err := r.List(ctx, &list, client.InNamespace(parent.Namespace), client.MatchingFields{parentIndex: parent.Name}); err != nil {
 		return nil, err
+	}
+	for i := range list.Items {
+		trigger.AdoptOccurrence(&list.Items[i])
 	}
 	return list.Items, nil
 }

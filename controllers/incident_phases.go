@@ -37,9 +37,9 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/phase"
-	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -299,8 +299,9 @@ func applySilence(inc *runlorev1.Incident, now time.Time) time.Duration {
 
 // siblings are the Incidents of inc's namespace about a workload of the
 // same name: the candidates for its storm. One applied by hand whose first
-// reconcile is not in the cache yet, or one whose source has not recorded
-// its occurrence yet, is read as that will record it.
+// reconcile is not in the cache yet, or one whose first occurrence is
+// still only in the annotation its source created it with, is read as its
+// reconcile will record it.
 func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incident) ([]runlorev1.Incident, error) {
 	if inc.Spec.Workload == nil || inc.Spec.Workload.Name == "" {
 		return nil, nil
@@ -310,6 +311,7 @@ func (r *IncidentReconciler) siblings(ctx context.Context, inc *runlorev1.Incide
 		return nil, err
 	}
 	for i := range list.Items {
+		trigger.AdoptOccurrence(&list.Items[i])
 		recordOccurrence(&list.Items[i])
 	}
 	return list.Items, nil
@@ -366,14 +368,14 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 	if w != nil && w.Kind == identity.KindHPA && w.Namespace != "" && inc.Spec.Source == runlorev1.SourceAlertmanager {
 		return r.confirmScaleTarget(ctx, inc)
 	}
-	pod, ok := receiver.PodOnly(inc.Spec.Labels)
+	pod, ok := intake.PodOnly(inc.Spec.Labels)
 	if !ok || inc.Spec.Source != runlorev1.SourceAlertmanager || w == nil || identity.IsCloud(*w) ||
-		inc.Annotations[receiver.WorkloadConfirmedAnnotation] == pod {
+		inc.Annotations[intake.WorkloadConfirmedAnnotation] == pod {
 		return false, nil
 	}
 	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	live, err := receiver.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
+	live, err := intake.ConfirmPodWorkload(readCtx, r.APIReader, w.Namespace, pod)
 	if err != nil {
 		logf.FromContext(ctx).Info("workload not confirmed; keeping the reduction from the pod name", "pod", pod, "reason", err.Error())
 		return false, nil
@@ -390,14 +392,15 @@ func (r *IncidentReconciler) confirmWorkload(ctx context.Context, inc *runlorev1
 func (r *IncidentReconciler) rewriteWorkload(ctx context.Context, inc *runlorev1.Incident, w *runlorev1.Workload, mark, what string) (bool, error) {
 	upd := inc.DeepCopy()
 	upd.Spec.Workload = w
-	upd.Spec.TriggerKey = receiver.TriggerKey(inc.Spec.AlertName, w)
+	upd.Spec.TriggerKey = intake.TriggerKey(inc.Spec.AlertName, w)
 	if upd.Annotations == nil {
 		upd.Annotations = map[string]string{}
 	}
-	upd.Annotations[receiver.WorkloadConfirmedAnnotation] = mark
+	upd.Annotations[intake.WorkloadConfirmedAnnotation] = mark
 	if err := r.Update(ctx, upd); err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
 	}
+	inc.ResourceVersion = upd.ResourceVersion
 	return true, nil
 }
 
@@ -428,5 +431,5 @@ func (r *IncidentReconciler) confirmScaleTarget(ctx context.Context, inc *runlor
 	if target == w {
 		return false, nil
 	}
-	return r.rewriteWorkload(ctx, inc, &target, receiver.ScaleTargetMark(w.Name), "record the HorizontalPodAutoscaler's scale target")
+	return r.rewriteWorkload(ctx, inc, &target, intake.ScaleTargetMark(w.Name), "record the HorizontalPodAutoscaler's scale target")
 }

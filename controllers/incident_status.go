@@ -36,13 +36,23 @@ import (
 // fields (occurrences, firing and resolve times, episode) are put back as
 // read, so the patch never names them and a concurrent receiver write is
 // never undone. The conditions list is the reconciler's alone, so sending
-// it whole erases no one's entry.
-func (r *IncidentReconciler) patchStatus(ctx context.Context, before, inc *runlorev1.Incident) error {
-	if !ownsOccurrence(inc) {
+// it whole erases no one's entry. When the reconcile adopted the first
+// occurrence the source recorded with the create, the patch writes it
+// under the resourceVersion of the reconcile's read (or of its own last
+// write of the Incident, which that read preconditioned), so it never
+// overwrites an occurrence the source recorded in status meanwhile (the
+// conflict retries the reconcile, which then reads the source's).
+func (r *IncidentReconciler) patchStatus(ctx context.Context, before, inc *runlorev1.Incident, adopted bool) error {
+	if !ownsOccurrence(inc) && !adopted {
 		trigger.SourceFields(&inc.Status, &before.Status)
 	}
 	if unchanged(before, inc) {
 		return nil
+	}
+	if adopted {
+		from := before.DeepCopy()
+		from.ResourceVersion = inc.ResourceVersion
+		return r.Status().Patch(ctx, inc, client.MergeFromWithOptions(from, client.MergeFromWithOptimisticLock{}))
 	}
 	return r.Status().Patch(ctx, inc, client.MergeFrom(before))
 }

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -44,11 +44,11 @@ func TestIncidentStatusHasOneWriterPerField(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
 	startManager(t, ns, testSteps(&stepLog{}, false, nil))
-	rec := &receiver.Recorder{Client: k8sClient, Namespace: ns}
+	rec := &intake.Recorder{Client: k8sClient, Namespace: ns}
 	spec := runlorev1.IncidentSpec{Fingerprint: "two-writers", Source: runlorev1.SourceAlertmanager, Title: "api crash looping",
 		AlertName: "KubePodCrashLooping", Severity: "critical", TriggerKey: "KubePodCrashLooping/" + ns + "/api",
 		Workload: &runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "api"}}
-	signal := func(firing bool, start, end time.Time) receiver.Signal {
+	signal := func(firing bool, start, end time.Time) intake.Signal {
 		s := spec
 		st := metav1.NewTime(start)
 		s.StartsAt = &st
@@ -57,7 +57,7 @@ func TestIncidentStatusHasOneWriterPerField(t *testing.T) {
 			e := metav1.NewTime(end)
 			s.EndsAt, obs.EndsAt = &e, end
 		}
-		return receiver.Signal{Spec: s, Observation: obs}
+		return intake.Signal{Spec: s, Observation: obs}
 	}
 	t0 := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
 	const rounds = 25
@@ -90,4 +90,52 @@ func TestIncidentStatusHasOneWriterPerField(t *testing.T) {
 			g.Expect(apimeta.FindStatusCondition(st.Conditions, runlorev1.ReadyCondition)).NotTo(BeNil(), "round %d: the reconciler's Ready was erased", i)
 		}, 15*time.Second, 50*time.Millisecond).Should(Succeed())
 	}
+}
+
+// TestFirstOccurrenceFromTheCreate: an alert's Incident created with its
+// first occurrence in the runlore.io/occurrence annotation, as the
+// receiver writes it in one create, is recorded in status at its first
+// reconcile and investigated; a resolve the receiver records in status
+// afterwards stands.
+func TestFirstOccurrenceFromTheCreate(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	startManager(t, ns, testSteps(&stepLog{}, false, nil))
+	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	var st runlorev1.IncidentStatus
+	trigger.Observe(&st, trigger.Observation{Firing: true, StartsAt: start}, 0)
+	v, err := trigger.EncodeOccurrence(&st)
+	g.Expect(err).NotTo(HaveOccurred())
+	inc := newIncident(ns, "")
+	inc.Spec.Source = runlorev1.SourceAlertmanager
+	inc.Name = intake.IncidentName(inc.Spec.AlertName, "created-firing")
+	inc.Spec.Fingerprint = "created-firing"
+	inc.Annotations = map[string]string{runlorev1.OccurrenceAnnotation: v}
+	g.Expect(k8sClient.Create(ctx, inc)).To(Succeed())
+
+	key := client.ObjectKeyFromObject(inc)
+	g.Eventually(func(g Gomega) {
+		var got runlorev1.Incident
+		g.Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
+		g.Expect(got.Status.Occurrences).To(BeEquivalentTo(1))
+		g.Expect(got.Status.Episode).To(BeEquivalentTo(1))
+		g.Expect(got.Status.FirstFiredAt.Time).To(BeTemporally("==", start))
+		g.Expect(got.Status.LastFiredAt.Time).To(BeTemporally("==", start))
+		g.Expect(got.Status.Investigation).NotTo(BeEmpty())
+	}, eventually, 50*time.Millisecond).Should(Succeed())
+
+	rec := &intake.Recorder{Client: k8sClient, Namespace: ns}
+	spec := inc.Spec
+	end := start.Add(10 * time.Minute)
+	_, err = rec.Record(ctx, intake.Signal{Spec: spec, Observation: trigger.Observation{StartsAt: start, EndsAt: end}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		var got runlorev1.Incident
+		g.Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
+		g.Expect(got.Status.ResolvedAt).NotTo(BeNil())
+		g.Expect(got.Status.ResolvedAt.Time).To(BeTemporally("==", end))
+		g.Expect(got.Status.Occurrences).To(BeEquivalentTo(1))
+		g.Expect(got.Status.Phase).To(Equal(runlorev1.IncidentResolved))
+	}, eventually, 50*time.Millisecond).Should(Succeed())
 }

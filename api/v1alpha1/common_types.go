@@ -96,6 +96,12 @@ const (
 	// ReinvestigateAnnotation on an Incident starts a fresh Investigation
 	// whenever its value changes.
 	ReinvestigateAnnotation = "runlore.io/reinvestigate"
+	// OccurrenceAnnotation on an Incident is the first occurrence its
+	// source recorded with the create, as JSON of the status fields the
+	// source owns (occurrences, episode, firstFiredAt, lastFiredAt,
+	// resolvedAt): the create is the intake's one write, and the Incident
+	// reconciler copies it into status while status records none.
+	OccurrenceAnnotation = "runlore.io/occurrence"
 	// ActorAnnotationPrefix prefixes the annotations the admission webhook
 	// writes to record who set a human verb (taken from the API request).
 	ActorAnnotationPrefix = "actor.runlore.io/"

@@ -142,8 +142,12 @@ type IncidentSpec struct {
 // resolvedAt and episode, and patches only those, under a resourceVersion
 // precondition; the Incident reconciler owns every other field, the
 // conditions included, and derives the Resolved condition from resolvedAt.
-// For an Incident applied by hand (source manual) the reconciler records
-// the occurrence fields from spec too, since no source does.
+// A source records the first occurrence with the create, in the
+// runlore.io/occurrence annotation (one write an alert), and the reconciler
+// copies it into status, under a resourceVersion precondition, while status
+// records none. For an Incident applied by hand (source manual) the
+// reconciler records the occurrence fields from spec too, since no source
+// does.
 type IncidentStatus struct {
 	// observedGeneration is the generation the status reflects.
 	// +optional

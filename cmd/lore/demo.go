@@ -49,6 +49,7 @@ import (
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/eval"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/okf"
 	"github.com/runlore/runlore/pkg/receiver"
@@ -482,7 +483,7 @@ func postAlert(ctx context.Context, addr, token string, payload map[string]any) 
 	}
 	alert := payload["alerts"].([]map[string]any)[0]
 	labels := alert["labels"].(map[string]string)
-	return client.ObjectKey{Namespace: labels["namespace"], Name: receiver.IncidentName(labels["alertname"], alert["fingerprint"].(string))}, nil
+	return client.ObjectKey{Namespace: labels["namespace"], Name: intake.IncidentName(labels["alertname"], alert["fingerprint"].(string))}, nil
 }
 
 func endsAt(status string) string {

@@ -50,6 +50,7 @@ import (
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/embed"
 	"github.com/runlore/runlore/pkg/fixpr"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/investigate"
 	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/model"
@@ -494,13 +495,13 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig, routes map[string]http.Handler
 	if cfg.KubeAPIBurst > 0 {
 		rc.Burst = cfg.KubeAPIBurst
 	}
-	intake, err := client.New(rc, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+	intakeClient, err := client.New(rc, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 		Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
 	if err != nil {
 		return fmt.Errorf("receiver client: %w", err)
 	}
 	opts := receiver.Options{
-		Client: intake, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
+		Client: intakeClient, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
 		AllowedNamespaces: incidentNamespaces(cfg.IncidentNamespaces), TokenFile: cfg.ReceiverTokenFile, Insecure: cfg.InsecureReceiver,
 		BindAddress: cfg.ReceiverBindAddress, Logger: ctrl.Log.WithName("receiver"),
 		MaxQueuedAlerts: cfg.ReceiverMaxQueuedAlerts, Concurrency: cfg.ReceiverConcurrency,
@@ -513,7 +514,7 @@ func addIntake(mgr ctrl.Manager, cfg serveConfig, routes map[string]http.Handler
 		}
 		opts.TokenSecretName, opts.TokenSecretKey = name, key
 	}
-	recorder := &receiver.Recorder{Client: intake, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
+	recorder := &intake.Recorder{Client: intakeClient, APIReader: mgr.GetAPIReader(), Namespace: cfg.Namespace,
 		AllowedNamespaces: incidentNamespaces(cfg.IncidentNamespaces)}
 	if cfg.ReceiverBindAddress != "0" {
 		if cfg.InsecureReceiver {

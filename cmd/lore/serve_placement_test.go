@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/scheme"
 )
 
@@ -51,7 +51,7 @@ func TestDefaultIncidentPlacementIsTheOperatorsNamespace(t *testing.T) {
 		g := NewWithT(t)
 		cfg, err := parseServeFlags(tc.args, io.Discard)
 		g.Expect(err).NotTo(HaveOccurred())
-		rec := &receiver.Recorder{Client: c, Namespace: "runlore-system", AllowedNamespaces: incidentNamespaces(cfg.IncidentNamespaces)}
+		rec := &intake.Recorder{Client: c, Namespace: "runlore-system", AllowedNamespaces: incidentNamespaces(cfg.IncidentNamespaces)}
 		for ns, want := range map[string]string{"kube-system": tc.system, "shop": tc.shop} {
 			got, err := rec.Placement(context.Background(), &runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "x"})
 			g.Expect(err).NotTo(HaveOccurred())

@@ -90,10 +90,20 @@ func rank(kind string) int {
 // Nodes its own pods are scheduled on, the Services it calls, the
 // ResourceQuotas in its scope and the GitOps objects that apply it or its
 // owners, each only when it shows a fault. The subject's own owner chain is
-// never a cause (it fails because the subject does).
+// never a cause (it fails because the subject does). A node-level alert
+// (its subject is a Node: KubeNodeNotReady, NodeFilesystem…, labelled with
+// the node or instance only) about a Node that shows a fault has that Node
+// as its cause, so it joins the Node's storm as evidence of the parent's
+// cause rather than opening an investigation of its own.
 func Causes(g *graph.Graph) []Cause {
 	subject := g.SubjectNode()
 	if subject == nil {
+		return nil
+	}
+	if subject.Kind == "Node" {
+		if why := firstOf(subject, nodeFaults); why != "" {
+			return []Cause{{Ref: subject.Ref(), Why: why}}
+		}
 		return nil
 	}
 	self := map[string]bool{subject.Ref(): true}

@@ -94,6 +94,30 @@ func TestCauses(t *testing.T) {
 	}
 }
 
+// A node-level alert's subject is the Node: a failing one is its own
+// alert's cause, so the alert joins the Node's storm; a healthy one is none.
+func TestCausesOfANodeLevelAlert(t *testing.T) {
+	for _, tc := range []struct {
+		symptoms []string
+		want     []string
+	}{
+		{[]string{"NotReady"}, []string{"Node/node-a"}},
+		{[]string{"Cordoned", "DiskPressure"}, []string{"Node/node-a"}},
+		{[]string{"Cordoned"}, []string{}},
+		{nil, []string{}},
+	} {
+		g := graph.New()
+		n := g.Add(&graph.Node{Kind: "Node", Name: "node-a"})
+		for _, w := range tc.symptoms {
+			n.Symptoms = append(n.Symptoms, graph.Symptom{Word: w})
+		}
+		pod := g.Add(&graph.Node{Kind: "Pod", Namespace: "shop", Name: "api-0"})
+		g.Link(n.Ref(), graph.RelRunsPod, pod.Ref(), "")
+		g.Subject = n.Ref()
+		NewWithT(t).Expect(refs(Causes(g))).To(Equal(tc.want), "%v", tc.symptoms)
+	}
+}
+
 func TestCausesNeverTheSubjectsOwnChain(t *testing.T) {
 	g := graph.New()
 	pod := g.Add(&graph.Node{Kind: "Pod", Namespace: "shop", Name: "db-0", Symptoms: []graph.Symptom{{Word: "OOMKilled"}}})

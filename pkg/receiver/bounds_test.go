@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/trigger"
 )
 
@@ -48,9 +49,9 @@ type fakeIntake struct {
 	h *Handler
 
 	mu      sync.Mutex
-	signals []Signal
+	signals []intake.Signal
 	status  map[string]*runlorev1.IncidentStatus
-	fail    func(Signal) error
+	fail    func(intake.Signal) error
 }
 
 func newFakeIntake(t testing.TB, mutate func(*Options)) *fakeIntake {
@@ -65,10 +66,10 @@ func newFakeIntake(t testing.TB, mutate func(*Options)) *fakeIntake {
 		t.Fatal(err)
 	}
 	f := &fakeIntake{h: srv.handler, status: map[string]*runlorev1.IncidentStatus{}}
-	f.h.record = func(_ context.Context, sig Signal) (Outcome, error) {
+	f.h.record = func(_ context.Context, sig intake.Signal) (intake.Outcome, error) {
 		if f.fail != nil {
 			if err := f.fail(sig); err != nil {
-				return Outcome{}, err
+				return intake.Outcome{}, err
 			}
 		}
 		f.mu.Lock()
@@ -82,7 +83,7 @@ func newFakeIntake(t testing.TB, mutate func(*Options)) *fakeIntake {
 		if sig.Observation.ReceivedAt.IsZero() {
 			sig.Observation.ReceivedAt = receiverNow
 		}
-		return Outcome{Created: !ok, Transition: trigger.Observe(st, sig.Observation, 0)}, nil
+		return intake.Outcome{Created: !ok, Transition: trigger.Observe(st, sig.Observation, 0)}, nil
 	}
 	return f
 }
@@ -99,7 +100,7 @@ func (f *fakeIntake) post(t testing.TB, body string) (int, Response) {
 	return rec.Code, resp
 }
 
-func (f *fakeIntake) last() Signal {
+func (f *fakeIntake) last() intake.Signal {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.signals[len(f.signals)-1]
@@ -196,7 +197,7 @@ func TestMixedPayloadRecordsHealthyAlertsOnce(t *testing.T) {
 	badTime := alertJSON("firing", `"alertname":"BadTime"`, "now", "")
 	badWorkload := alertJSON("firing", `"alertname":"BadWorkload","namespace":"shop","deployment":"`+strings.Repeat("d", 300)+`"`, "", "")
 	poison := alertJSON("firing", `"alertname":"Poison"`, "", "")
-	f.fail = func(sig Signal) error {
+	f.fail = func(sig intake.Signal) error {
 		if sig.Spec.AlertName == "Poison" {
 			return fmt.Errorf("create Incident x: %w", apierrors.NewInvalid(schema.GroupKind{Group: "runlore.io", Kind: "Incident"}, "x",
 				field.ErrorList{field.TooLong(field.NewPath("spec", "labels"), "", 10)}))
@@ -268,9 +269,9 @@ func TestFailedHugeRequestLogsABoundedLine(t *testing.T) {
 	g := NewWithT(t)
 	log, lines := captureLog()
 	f := newFakeIntake(t, func(o *Options) { o.Logger, o.MaxQueuedAlerts = log, 20000 })
-	f.fail = func(sig Signal) error {
+	f.fail = func(sig intake.Signal) error {
 		return fmt.Errorf("create Incident runlore-system/%s: etcdserver: request timed out, possibly due to previous leader failure",
-			IncidentName(sig.Spec.AlertName, sig.Spec.Fingerprint))
+			intake.IncidentName(sig.Spec.AlertName, sig.Spec.Fingerprint))
 	}
 	alerts := make([]string, 10000)
 	for i := range alerts {
@@ -296,7 +297,7 @@ func TestRateLimiterDeadlineIs503(t *testing.T) {
 	f := newFakeIntake(t, nil)
 	lim := rate.NewLimiter(rate.Every(time.Hour), 1)
 	lim.Allow()
-	f.fail = func(Signal) error {
+	f.fail = func(intake.Signal) error {
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultRecordTimeout)
 		defer cancel()
 		// As client-go's request wraps its rate limiter's refusal.

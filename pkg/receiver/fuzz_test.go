@@ -33,6 +33,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/intake"
 )
 
 func seedPayloads(f *testing.F) {
@@ -54,14 +56,14 @@ func seedPayloads(f *testing.F) {
 // checkSpec asserts what the API server's schema would demand of a Signal,
 // so a payload the receiver accepts can never fail admission half-way.
 // It may run on the handler's writer goroutines, so it reports with Errorf.
-func checkSpec(t *testing.T, sig Signal) {
+func checkSpec(t *testing.T, sig intake.Signal) {
 	s := sig.Spec
 	switch {
 	case s.Fingerprint == "" || len(s.Fingerprint) > maxFingerprint:
 		t.Errorf("fingerprint %q", s.Fingerprint)
 	case s.Title == "" || len(s.Title) > maxTitle || !utf8.ValidString(s.Title) && utf8.ValidString(sig.Spec.Annotations["summary"]):
 		t.Errorf("title %q", s.Title)
-	case len(s.Message) > maxMessage, len(s.TriggerKey) > maxTriggerKey, len(s.GeneratorURL) > maxGeneratorURL:
+	case len(s.Message) > maxMessage, len(s.TriggerKey) > intake.MaxTriggerKey, len(s.GeneratorURL) > maxGeneratorURL:
 		t.Errorf("free text over its limit")
 	case len(s.AlertName) > maxAlertName, len(s.Severity) > maxShortField, len(s.Environment) > maxShortField:
 		t.Errorf("short field over its limit")
@@ -71,7 +73,7 @@ func checkSpec(t *testing.T, sig Signal) {
 	if w := s.Workload; w != nil && (w.Name == "" || len(w.Name) > maxWorkloadName || len(w.Namespace) > maxShortField || len(w.Kind) > maxShortField) {
 		t.Errorf("workload %+v", *w)
 	}
-	if errs := validation.IsDNS1123Subdomain(IncidentName(s.AlertName, s.Fingerprint)); len(errs) > 0 {
+	if errs := validation.IsDNS1123Subdomain(intake.IncidentName(s.AlertName, s.Fingerprint)); len(errs) > 0 {
 		t.Errorf("name: %v", errs)
 	}
 }
@@ -92,7 +94,7 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			checkSpec(t, Signal{Spec: spec})
+			checkSpec(t, intake.Signal{Spec: spec})
 		}
 	})
 }
@@ -109,10 +111,10 @@ func FuzzHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var recorded atomic.Int64
 		h := *h
-		h.record = func(_ context.Context, sig Signal) (Outcome, error) {
+		h.record = func(_ context.Context, sig intake.Signal) (intake.Outcome, error) {
 			checkSpec(t, sig)
 			recorded.Add(1)
-			return Outcome{Created: true}, nil
+			return intake.Outcome{Created: true}, nil
 		}
 		req := httptest.NewRequest(http.MethodPost, WebhookPath, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t0k")

@@ -48,6 +48,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
 )
@@ -70,15 +71,15 @@ const (
 
 // Handler serves WebhookPath. Build it with New.
 type Handler struct {
-	// record writes one Signal (Recorder.Record); a field so the handler's
+	// record writes one Signal (intake.Recorder.Record); a field so the handler's
 	// own cost can be measured and fuzzed without an API server.
-	record            func(context.Context, Signal) (Outcome, error)
+	record            func(context.Context, intake.Signal) (intake.Outcome, error)
 	token             *tokenSource
 	insecure          bool
 	maxBody           int64
 	limiter           *sourceLimiter
 	environmentLabels []string
-	intake            *intake
+	queue             *writeQueue
 	recordTimeout     time.Duration
 	log               logr.Logger
 	// now is the receiver's clock, against which alert times are bounded.
@@ -146,20 +147,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			"groupKey", msg.GroupKey, "truncatedAlerts", msg.TruncatedAlerts)
 	}
 	now := h.now()
-	signals, rejected, cut := h.signals(msg, now)
+	signals, index, rejected, cut := h.signals(msg, now)
 	rejected = append(msg.Rejected, rejected...)
 	if len(signals) == 0 && len(rejected) > 0 {
 		refuse(w, http.StatusBadRequest, Unrecordable(rejected).Error())
 		return
 	}
-	if !h.intake.admit(len(signals)) {
-		w.Header().Set("Retry-After", seconds(h.intake.retryAfter(len(signals))))
+	if !h.queue.admit(len(signals)) {
+		w.Header().Set("Retry-After", seconds(h.queue.retryAfter(len(signals))))
 		refuse(w, http.StatusTooManyRequests, "busy: the intake queue is full; retry")
 		return
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), h.recordTimeout)
 	defer cancel()
-	outcomes, errs := h.intake.run(ctx, signals, h.record)
+	outcomes, errs := h.queue.run(ctx, signals, h.record)
 	var failed []error
 	for i, err := range errs {
 		switch {
@@ -167,7 +168,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case permanent(err):
 			// The API server will never take this alert: retrying the
 			// payload would only rewrite its healthy alerts.
-			rejected = append(rejected, &FieldError{Field: fmt.Sprintf("alerts[%d]", signals[i].index),
+			rejected = append(rejected, &FieldError{Field: fmt.Sprintf("alerts[%d]", index[i]),
 				Reason: "the API server refused it: " + oneLine(textutil.Truncate(err.Error(), 300))})
 		default:
 			failed = append(failed, err)
@@ -187,7 +188,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if req.Context().Err() == nil && (ctx.Err() != nil || pastDeadline(failed)) {
 			h.log.Info("alerts not recorded in time", "groupKey", msg.GroupKey, "failed", n, "of", len(signals),
 				"timeout", h.recordTimeout, "firstErrors", first)
-			w.Header().Set("Retry-After", seconds(h.intake.retryAfter(len(signals))))
+			w.Header().Set("Retry-After", seconds(h.queue.retryAfter(len(signals))))
 			refuse(w, http.StatusServiceUnavailable, "busy: the alerts were not recorded in time; retry")
 			return
 		}
@@ -263,9 +264,11 @@ func pastDeadline(errs []error) bool {
 // folds alerts that share a fingerprint into one: the later occurrence
 // wins, and of one occurrence the resolve (it comes after the firing). An
 // alert that cannot be recorded is refused on its own; cut counts the
-// label and annotation values shortened to their limits.
-func (h *Handler) signals(msg *Message, now time.Time) (out []Signal, rejected []*FieldError, cut int) {
-	out = make([]Signal, 0, len(msg.Alerts))
+// label and annotation values shortened to their limits; index holds each
+// signal's place in the payload, for refusals.
+func (h *Handler) signals(msg *Message, now time.Time) (out []intake.Signal, index []int, rejected []*FieldError, cut int) {
+	out = make([]intake.Signal, 0, len(msg.Alerts))
+	index = make([]int, 0, len(msg.Alerts))
 	seen := make(map[string]int, len(msg.Alerts))
 	for i := range msg.Alerts {
 		a := &msg.Alerts[i]
@@ -281,7 +284,7 @@ func (h *Handler) signals(msg *Message, now time.Time) (out []Signal, rejected [
 			continue
 		}
 		cut += n
-		sig := Signal{Spec: spec, Observation: observation(a), index: a.index}
+		sig := intake.Signal{Spec: spec, Observation: observation(a)}
 		if skew != "" {
 			// The sender's time is not believed: the Incident starts when
 			// it was received, and says why.
@@ -295,14 +298,15 @@ func (h *Handler) signals(msg *Message, now time.Time) (out []Signal, rejected [
 		}
 		if j, dup := seen[spec.Fingerprint]; dup {
 			if later(sig.Observation, out[j].Observation) {
-				out[j] = sig
+				out[j], index[j] = sig, a.index
 			}
 			continue
 		}
 		seen[spec.Fingerprint] = len(out)
 		out = append(out, sig)
+		index = append(index, a.index)
 	}
-	return out, rejected, cut
+	return out, index, rejected, cut
 }
 
 // MaxClockSkew is how far ahead of the receiver's clock an alert's

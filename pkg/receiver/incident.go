@@ -17,8 +17,6 @@ limitations under the License.
 package receiver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,6 +27,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/identity"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/redact"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
@@ -43,45 +42,9 @@ var DefaultEnvironmentLabels = []string{"environment", "env"}
 const (
 	maxTitle        = 512
 	maxMessage      = 8192
-	maxTriggerKey   = 512
 	maxGeneratorURL = 2048
 	maxWorkloadName = 253
 )
-
-// IncidentName is the deterministic name of the Incident for a fingerprint:
-// a readable prefix from hint (the alertname, or a GitOps object) and a hash
-// of the fingerprint, so a re-sent or re-grouped alert lands on the same
-// object and two fingerprints never share one. The result is a valid
-// DNS-1123 subdomain of at most 53 characters.
-func IncidentName(hint, fingerprint string) string {
-	sum := sha256.Sum256([]byte(fingerprint))
-	prefix := slug(hint, 40)
-	if prefix == "" {
-		prefix = "incident"
-	}
-	return prefix + "-" + hex.EncodeToString(sum[:6])
-}
-
-// slug lowercases s and keeps [a-z0-9], joining runs of anything else with
-// single dashes, so KubePodCrashLooping becomes kubepodcrashlooping and
-// Kustomization/apps becomes kustomization-apps.
-func slug(s string, max int) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if b.Len() >= max {
-			break
-		}
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimRight(b.String(), "-")
-}
 
 // Fingerprint is the alert's fingerprint as its sender wrote it, or, when it
 // is absent, the one Alertmanager would compute from the labels.
@@ -148,7 +111,7 @@ func specFromAlert(a *Alert, environmentLabels []string) (runlorev1.IncidentSpec
 		}
 		spec.Workload = w
 	}
-	spec.TriggerKey = TriggerKey(alertName, spec.Workload)
+	spec.TriggerKey = intake.TriggerKey(alertName, spec.Workload)
 	return spec, cut, nil
 }
 
@@ -168,16 +131,6 @@ func capValues(m map[string]string, perValue, budget int) int {
 		left -= len(v)
 	}
 	return cut
-}
-
-// TriggerKey groups occurrences that share a cause: the alertname plus the
-// workload when there is one.
-func TriggerKey(alertName string, w *runlorev1.Workload) string {
-	key := alertName
-	if w != nil {
-		key += "/" + identity.String(*w)
-	}
-	return textutil.Prefix(key, maxTriggerKey)
 }
 
 func checkWorkload(w *runlorev1.Workload) *FieldError {

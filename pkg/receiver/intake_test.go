@@ -33,6 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/intake"
+	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/test/testenv"
 )
 
@@ -56,7 +58,7 @@ func TestSaturatedIntakeRefusesAtOnce(t *testing.T) {
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 8)
 	real := srv.handler.record
-	srv.handler.record = func(ctx context.Context, sig Signal) (Outcome, error) {
+	srv.handler.record = func(ctx context.Context, sig intake.Signal) (intake.Outcome, error) {
 		entered <- struct{}{}
 		<-gate
 		return real(ctx, sig)
@@ -118,8 +120,10 @@ func TestAcknowledgedMeansRecorded(t *testing.T) {
 				}
 				for _, a := range msg.Alerts {
 					var inc runlorev1.Incident
-					key := types.NamespacedName{Namespace: appNS, Name: IncidentName(a.Labels["alertname"], Fingerprint(&a))}
-					if err := k8s.Get(context.Background(), key, &inc); err != nil || inc.Status.Occurrences != 1 {
+					key := types.NamespacedName{Namespace: appNS, Name: intake.IncidentName(a.Labels["alertname"], Fingerprint(&a))}
+					err := k8s.Get(context.Background(), key, &inc)
+					trigger.AdoptOccurrence(&inc)
+					if err != nil || inc.Status.Occurrences != 1 {
 						t.Errorf("acknowledged alert %s: %v, occurrences %d", key, err, inc.Status.Occurrences)
 					}
 					mu.Lock()
@@ -191,10 +195,10 @@ func TestSlowRecordIs503(t *testing.T) {
 	srv, _ := newReceiver(t, func(o *Options) { o.RatePerSecond, o.RecordTimeout = -1, 300*time.Millisecond })
 	appNS := newNamespace(t, "app")
 	real := srv.handler.record
-	srv.handler.record = func(ctx context.Context, sig Signal) (Outcome, error) {
+	srv.handler.record = func(ctx context.Context, sig intake.Signal) (intake.Outcome, error) {
 		if strings.Contains(sig.Spec.Labels["pod"], "slow") {
 			<-ctx.Done() // an API server that does not answer in time
-			return Outcome{}, ctx.Err()
+			return intake.Outcome{}, ctx.Err()
 		}
 		return real(ctx, sig)
 	}
@@ -204,4 +208,38 @@ func TestSlowRecordIs503(t *testing.T) {
 	// The queue was released: the next request is admitted and recorded.
 	g.Expect(post(srv.Handler(), testToken, podAlerts(appNS, "fast", 2))).To(HaveHTTPStatus(http.StatusOK))
 	g.Expect(incidents(t, appNS)).To(HaveLen(2))
+}
+
+// A new alert is one write: the create carries its first occurrence, and
+// the 2xx follows it. A re-send of that occurrence writes nothing; the
+// alert's resolve writes the spec's endsAt and then the status' resolve.
+func TestNewAlertIsOneWrite(t *testing.T) {
+	g := NewWithT(t)
+	counted := countWrites(cluster(t))
+	srv, _ := newReceiver(t, func(o *Options) { o.Client, o.RatePerSecond = counted, -1 })
+	appNS := newNamespace(t, "app")
+
+	g.Expect(post(srv.Handler(), testToken, podAlerts(appNS, "w", 5))).To(HaveHTTPStatus(http.StatusOK))
+	g.Expect(counted.take()).To(Equal(map[string]int{"create": 5}), "one write an alert")
+	list := incidents(t, appNS)
+	g.Expect(list).To(HaveLen(5))
+	for _, inc := range list {
+		g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1), inc.Name)
+		g.Expect(inc.Status.FirstFiredAt.Time).To(BeTemporally("==", time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)))
+	}
+
+	g.Expect(post(srv.Handler(), testToken, podAlerts(appNS, "w", 5))).To(HaveHTTPStatus(http.StatusOK))
+	g.Expect(counted.take()).To(BeEmpty(), "a re-send of a recorded occurrence writes nothing")
+
+	labels := `"alertname":"KubeJobFailed","namespace":"` + appNS + `","job_name":"migrate","severity":"warning"`
+	g.Expect(post(srv.Handler(), testToken, alertBody("firing", alertJSON("firing", labels, "2026-11-30T02:00:00Z", "")))).To(HaveHTTPStatus(http.StatusOK))
+	counted.take()
+	g.Expect(post(srv.Handler(), testToken, alertBody("resolved", alertJSON("resolved", labels, "2026-11-30T02:00:00Z", "2026-11-30T02:05:00Z")))).To(HaveHTTPStatus(http.StatusOK))
+	g.Expect(counted.take()).To(Equal(map[string]int{"update": 1, "status patch": 1}))
+	for _, inc := range incidents(t, appNS) {
+		if inc.Spec.AlertName == "KubeJobFailed" {
+			g.Expect(inc.Status.ResolvedAt.Time).To(BeTemporally("==", time.Date(2026, 11, 30, 2, 5, 0, 0, time.UTC)))
+			g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(1))
+		}
+	}
 }

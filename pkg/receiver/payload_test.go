@@ -24,7 +24,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 )
@@ -139,20 +138,6 @@ func TestDecodeRefusals(t *testing.T) {
 	NewWithT(t).Expect(m.Alerts).To(HaveLen(1))
 	NewWithT(t).Expect(m.Rejected).To(HaveLen(1))
 	NewWithT(t).Expect(m.Rejected[0].Error()).To(Equal("alerts[0].labels: an alert needs at least one label"))
-}
-
-func TestIncidentName(t *testing.T) {
-	g := NewWithT(t)
-	a := IncidentName("KubePodCrashLooping", "27f302b9ea7cea65")
-	g.Expect(a).To(Equal(IncidentName("KubePodCrashLooping", "27f302b9ea7cea65")), "deterministic")
-	g.Expect(a).To(HavePrefix("kubepodcrashlooping-"))
-	g.Expect(a).NotTo(Equal(IncidentName("KubePodCrashLooping", "ed882e44c13f4996")))
-	for _, hint := range []string{"", "---", "Kustomization/apps/podinfo", strings.Repeat("Ü", 100), "A_B.C"} {
-		n := IncidentName(hint, "fp")
-		g.Expect(validation.IsDNS1123Subdomain(n)).To(BeEmpty(), n)
-		g.Expect(len(n)).To(BeNumerically("<=", 53))
-	}
-	g.Expect(IncidentName("Kustomization/apps/podinfo", "x")).To(HavePrefix("kustomization-apps-podinfo-"))
 }
 
 func TestSpecFromAlertIdentity(t *testing.T) {

@@ -34,6 +34,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/intake"
+	"github.com/runlore/runlore/pkg/trigger"
 )
 
 func alertBody(status string, alerts ...string) string {
@@ -132,7 +134,8 @@ func TestRecordedPayloadLifecycle(t *testing.T) {
 
 			get := func(a Alert) runlorev1.Incident {
 				var inc runlorev1.Incident
-				g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: appNS, Name: IncidentName(a.Labels["alertname"], a.Fingerprint)}, &inc)).To(Succeed())
+				g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: appNS, Name: intake.IncidentName(a.Labels["alertname"], a.Fingerprint)}, &inc)).To(Succeed())
+				trigger.AdoptOccurrence(&inc)
 				return inc
 			}
 			for _, a := range firing.Alerts {

@@ -27,6 +27,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/intake"
 )
 
 // The token Secret is read by name only; the chart grants get on that one
@@ -115,7 +117,7 @@ type Server struct {
 	opts     Options
 	handler  *Handler
 	mux      *http.ServeMux
-	recorder *Recorder
+	recorder *intake.Recorder
 }
 
 // New validates the options and builds the receiver.
@@ -124,7 +126,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("receiver: Client is required")
 	}
 	if o.Namespace == "" {
-		return nil, errNoNamespace
+		return nil, errors.New("receiver: the operator's Namespace is required")
 	}
 	if o.APIReader == nil {
 		o.APIReader = o.Client
@@ -186,11 +188,11 @@ func New(o Options) (*Server, error) {
 	if tok != nil {
 		tok.log = o.Logger
 	}
-	rec := &Recorder{Client: o.Client, APIReader: o.APIReader, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
+	rec := &intake.Recorder{Client: o.Client, APIReader: o.APIReader, Namespace: o.Namespace, AllowedNamespaces: o.AllowedNamespaces, Now: o.Now}
 	h := &Handler{
 		record: rec.Record, token: tok, insecure: o.Insecure && sources == 0, maxBody: o.MaxBodyBytes,
 		limiter: newSourceLimiter(o.RatePerSecond, o.RateBurst), environmentLabels: o.EnvironmentLabels,
-		intake: newIntake(o.MaxQueuedAlerts, o.Concurrency), recordTimeout: o.RecordTimeout, log: o.Logger,
+		queue: newWriteQueue(o.MaxQueuedAlerts, o.Concurrency), recordTimeout: o.RecordTimeout, log: o.Logger,
 		now: o.Now,
 	}
 	mux := http.NewServeMux()
@@ -223,7 +225,7 @@ func (s *Server) TokenReady(req *http.Request) error {
 }
 
 // Recorder is the Incident writer the handler uses, for the GitOps watcher.
-func (s *Server) Recorder() *Recorder { return s.recorder }
+func (s *Server) Recorder() *intake.Recorder { return s.recorder }
 
 // NeedLeaderElection is false: every replica may receive webhooks, since
 // recording is idempotent.

@@ -38,6 +38,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/test/testenv"
 )
 
@@ -131,11 +132,17 @@ func payload(t testing.TB, file, ns string) string {
 	return strings.ReplaceAll(string(b), `"namespace":"payments"`, `"namespace":"`+ns+`"`)
 }
 
+// incidents are the Incidents of ns, each with the occurrence its source
+// recorded in status as the Incident reconciler records it (a new
+// Incident carries its first in the runlore.io/occurrence annotation).
 func incidents(t testing.TB, ns string) []runlorev1.Incident {
 	t.Helper()
 	var list runlorev1.IncidentList
 	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
+	}
+	for i := range list.Items {
+		trigger.AdoptOccurrence(&list.Items[i])
 	}
 	return list.Items
 }
@@ -170,4 +177,66 @@ func managerClients(t testing.TB) (client.Client, client.Reader) {
 		t.Fatal("cache did not sync")
 	}
 	return mgr.GetClient(), mgr.GetAPIReader()
+}
+
+// writeCounter counts the writes made through a client, by verb ("create",
+// "update", "patch", "status patch"...).
+type writeCounter struct {
+	client.Client
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func countWrites(c client.Client) *writeCounter {
+	return &writeCounter{Client: c, counts: map[string]int{}}
+}
+
+func (w *writeCounter) add(verb string) {
+	w.mu.Lock()
+	w.counts[verb]++
+	w.mu.Unlock()
+}
+
+// take returns the counts so far and starts again from none.
+func (w *writeCounter) take() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.counts
+	w.counts = map[string]int{}
+	return out
+}
+
+func (w *writeCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	w.add("create")
+	return w.Client.Create(ctx, obj, opts...)
+}
+
+func (w *writeCounter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	w.add("update")
+	return w.Client.Update(ctx, obj, opts...)
+}
+
+func (w *writeCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	w.add("patch")
+	return w.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (w *writeCounter) Status() client.SubResourceWriter {
+	return subResourceCounter{SubResourceWriter: w.Client.Status(), w: w, name: "status"}
+}
+
+type subResourceCounter struct {
+	client.SubResourceWriter
+	w    *writeCounter
+	name string
+}
+
+func (s subResourceCounter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	s.w.add(s.name + " update")
+	return s.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (s subResourceCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	s.w.add(s.name + " patch")
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }

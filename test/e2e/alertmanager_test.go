@@ -41,6 +41,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/trigger"
 	"github.com/runlore/runlore/test/testenv"
 )
 
@@ -162,9 +163,15 @@ receivers:
 		resp.Body.Close()
 		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
 	}
+	// Each Incident with the occurrence the receiver recorded, as the
+	// Incident reconciler records it in status (a new Incident carries its
+	// first in the runlore.io/occurrence annotation).
 	list := func(ns string) []runlorev1.Incident {
 		var l runlorev1.IncidentList
 		g.Expect(k8s.List(ctx, &l, client.InNamespace(ns))).To(Succeed())
+		for i := range l.Items {
+			trigger.AdoptOccurrence(&l.Items[i])
+		}
 		return l.Items
 	}
 	byAlert := func(ns string) map[string]runlorev1.Incident {

@@ -54,6 +54,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/receiver"
 	"github.com/runlore/runlore/test/testenv"
 )
@@ -476,7 +477,7 @@ type alert struct {
 }
 
 func (a alert) incident() client.ObjectKey {
-	return client.ObjectKey{Namespace: a.labels["namespace"], Name: receiver.IncidentName(a.labels["alertname"], a.fingerprint)}
+	return client.ObjectKey{Namespace: a.labels["namespace"], Name: intake.IncidentName(a.labels["alertname"], a.fingerprint)}
 }
 
 // forbidden lines name a refused request in the operator's log.

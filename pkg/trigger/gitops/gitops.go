@@ -42,7 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/receiver"
+	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
 )
@@ -171,13 +171,13 @@ func DebounceLeft(p *runlorev1.TriggerPolicy, since, now time.Time) time.Duratio
 
 // Signal describes a failing object of kind as an Incident; severity
 // defaults to "warning".
-func Signal(kind string, key types.NamespacedName, reason, message string, since time.Time, severity string) receiver.Signal {
+func Signal(kind string, key types.NamespacedName, reason, message string, since time.Time, severity string) intake.Signal {
 	if severity == "" {
 		severity = "warning"
 	}
 	workload := Workload(kind, key)
 	start := metav1.NewTime(since)
-	return receiver.Signal{
+	return intake.Signal{
 		Spec: runlorev1.IncidentSpec{
 			Fingerprint: Fingerprint(kind, key, reason),
 			Source:      runlorev1.SourceGitOps,
@@ -186,7 +186,7 @@ func Signal(kind string, key types.NamespacedName, reason, message string, since
 			AlertName:   kind,
 			Severity:    severity,
 			Workload:    workload,
-			TriggerKey:  receiver.TriggerKey("GitOpsFailure", workload),
+			TriggerKey:  intake.TriggerKey("GitOpsFailure", workload),
 			Labels: map[string]string{"source": "gitops", "kind": kind, "namespace": key.Namespace,
 				"name": key.Name, "reason": reason},
 			StartsAt: &start,
@@ -199,8 +199,8 @@ func Signal(kind string, key types.NamespacedName, reason, message string, since
 
 // ResolveSignal is the resolve of inc, an open Incident of a recovered
 // object of kind, at now.
-func ResolveSignal(kind string, key types.NamespacedName, inc *runlorev1.Incident, now time.Time) receiver.Signal {
-	sig := receiver.Signal{Spec: inc.Spec, NameHint: kind + "-" + key.Name,
+func ResolveSignal(kind string, key types.NamespacedName, inc *runlorev1.Incident, now time.Time) intake.Signal {
+	sig := intake.Signal{Spec: inc.Spec, NameHint: kind + "-" + key.Name,
 		Observation: trigger.Observation{StartsAt: inc.Status.LastFiredAt.Time, EndsAt: now}}
 	sig.Spec.EndsAt = &metav1.Time{Time: now}
 	return sig

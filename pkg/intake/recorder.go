@@ -14,12 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+// Package intake turns signals — an Alertmanager alert, a failing GitOps
+// object — into Incidents: it places each Incident, applies the governing
+// TriggerPolicy's admission, names it deterministically and folds the
+// report into its occurrences. Both sources share it; the HTTP receiver
+// (pkg/receiver) and the GitOps-failure watcher sit above it.
+package intake
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -73,11 +77,8 @@ type Signal struct {
 	// so its source can find it again (the GitOps watcher's object key).
 	ObjectLabels map[string]string
 	// Annotations are set on the Incident's metadata at every report that
-	// carries them (ClockSkewAnnotation).
+	// carries them (the receiver's clock-skew note).
 	Annotations map[string]string
-
-	// index is the alert's place in its payload, for refusals.
-	index int
 }
 
 // Outcome says what Record did.
@@ -153,9 +154,13 @@ func (r *Recorder) Record(ctx context.Context, sig Signal) (Outcome, error) {
 	}
 }
 
-// apply is one read-modify-write of the Incident. The receiver writes the
-// spec (the alert's description) and, in status, only the fields the
-// source owns (trigger.Observe's), through a merge patch under the read's
+// apply is one read-modify-write of the Incident. A new Incident is one
+// write: the create carries the first occurrence in the
+// runlore.io/occurrence annotation (the API server drops status on a
+// create), which the Incident reconciler copies into status. A later
+// report writes the spec (the alert's description) and, in status, only
+// the fields the source owns (trigger.Observe's), folded onto what the
+// source recorded before, through a merge patch under the read's
 // resourceVersion: it never writes a condition, the phase or the
 // Investigation, which belong to the Incident reconciler.
 func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, out *Outcome) error {
@@ -163,45 +168,36 @@ func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.Na
 	err := reader.Get(ctx, key, &inc)
 	switch {
 	case apierrors.IsNotFound(err):
-		inc = runlorev1.Incident{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: sig.ObjectLabels,
-				Annotations: maps.Clone(sig.Annotations)},
-			Spec: sig.Spec,
-		}
-		if err := r.Client.Create(ctx, &inc); err != nil {
-			return fmt.Errorf("create Incident %s: %w", key, err)
-		}
-		out.Created = true
+		return r.create(ctx, key, sig, policy, out)
 	case err != nil:
 		return fmt.Errorf("get Incident %s: %w", key, err)
 	}
 
-	st := inc.Status.DeepCopy()
+	recorded, _ := trigger.Recorded(&inc)
+	st := recorded.DeepCopy()
 	out.Transition = trigger.Observe(st, sig.Observation, policy.Spec.DedupWindow.Duration)
 
-	if !out.Created {
-		changed := false
-		for k, v := range sig.Annotations {
-			if inc.Annotations[k] != v {
-				if inc.Annotations == nil {
-					inc.Annotations = map[string]string{}
-				}
-				inc.Annotations[k], changed = v, true
+	changed := false
+	for k, v := range sig.Annotations {
+		if inc.Annotations[k] != v {
+			if inc.Annotations == nil {
+				inc.Annotations = map[string]string{}
 			}
-		}
-		if out.Transition != trigger.Stale {
-			spec := mergeSpec(&inc, sig.Spec, sig.Observation.Firing)
-			if !equality.Semantic.DeepEqual(spec, inc.Spec) {
-				inc.Spec, changed = spec, true
-			}
-		}
-		if changed {
-			if err := r.Client.Update(ctx, &inc); err != nil {
-				return fmt.Errorf("update Incident %s: %w", key, err)
-			}
+			inc.Annotations[k], changed = v, true
 		}
 	}
-	if sourceFieldsEqual(st, &inc.Status) {
+	if out.Transition != trigger.Stale {
+		spec := mergeSpec(&inc, sig.Spec, sig.Observation.Firing)
+		if !equality.Semantic.DeepEqual(spec, inc.Spec) {
+			inc.Spec, changed = spec, true
+		}
+	}
+	if changed {
+		if err := r.Client.Update(ctx, &inc); err != nil {
+			return fmt.Errorf("update Incident %s: %w", key, err)
+		}
+	}
+	if sourceFieldsEqual(st, &recorded) {
 		return nil
 	}
 	patch, err := sourcePatch(inc.ResourceVersion, st)
@@ -211,6 +207,33 @@ func (r *Recorder) apply(ctx context.Context, reader client.Reader, key types.Na
 	if err := r.Client.Status().Patch(ctx, &inc, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("record the occurrence on Incident %s: %w", key, err)
 	}
+	return nil
+}
+
+// create writes a new Incident with its first occurrence in the
+// runlore.io/occurrence annotation: one write, after which the report is
+// recorded.
+func (r *Recorder) create(ctx context.Context, key types.NamespacedName, sig Signal, policy *runlorev1.TriggerPolicy, out *Outcome) error {
+	var st runlorev1.IncidentStatus
+	out.Transition = trigger.Observe(&st, sig.Observation, policy.Spec.DedupWindow.Duration)
+	occurrence, err := trigger.EncodeOccurrence(&st)
+	if err != nil {
+		return err
+	}
+	annotations := maps.Clone(sig.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[runlorev1.OccurrenceAnnotation] = occurrence
+	inc := runlorev1.Incident{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: sig.ObjectLabels,
+			Annotations: annotations},
+		Spec: sig.Spec,
+	}
+	if err := r.Client.Create(ctx, &inc); err != nil {
+		return fmt.Errorf("create Incident %s: %w", key, err)
+	}
+	out.Created = true
 	return nil
 }
 
@@ -348,6 +371,3 @@ func uniq(a, b string) []string {
 	}
 	return []string{a, b}
 }
-
-// errNoNamespace is returned when the Recorder has no operator namespace.
-var errNoNamespace = errors.New("receiver: the operator's Namespace is required")

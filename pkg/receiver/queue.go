@@ -21,15 +21,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/runlore/runlore/pkg/intake"
 )
 
-// intake bounds the receiver's work across requests: at most capacity
+// writeQueue bounds the receiver's work across requests: at most capacity
 // alerts admitted and not yet recorded, of which at most workers are being
 // written at once. A request whose alerts do not fit is refused at once
 // (429 with Retry-After) rather than held, so a storm never queues requests
 // past their senders' timeouts; one that fits waits only for its own
 // alerts.
-type intake struct {
+type writeQueue struct {
 	capacity int64
 	queued   atomic.Int64
 	workers  chan struct{}
@@ -39,14 +41,14 @@ type intake struct {
 	avg time.Duration
 }
 
-func newIntake(capacity, workers int) *intake {
-	return &intake{capacity: int64(max(capacity, 1)), workers: make(chan struct{}, max(workers, 1))}
+func newWriteQueue(capacity, workers int) *writeQueue {
+	return &writeQueue{capacity: int64(max(capacity, 1)), workers: make(chan struct{}, max(workers, 1))}
 }
 
 // admit reserves room for n alerts. A request larger than the whole
 // capacity is admitted when nothing else is queued, so no payload is
 // refused forever.
-func (q *intake) admit(n int) bool {
+func (q *writeQueue) admit(n int) bool {
 	for {
 		cur := q.queued.Load()
 		if cur > 0 && cur+int64(n) > q.capacity {
@@ -61,7 +63,7 @@ func (q *intake) admit(n int) bool {
 // retryAfter estimates when the queue will have drained enough for a
 // request of n alerts: the queued alerts' expected write time spread over
 // the workers, between 1 and 60 seconds.
-func (q *intake) retryAfter(n int) time.Duration {
+func (q *writeQueue) retryAfter(n int) time.Duration {
 	q.mu.Lock()
 	avg := q.avg
 	q.mu.Unlock()
@@ -75,8 +77,8 @@ func (q *intake) retryAfter(n int) time.Duration {
 // run records each admitted signal on a worker and releases its room.
 // Results are in the signals' order; a signal whose turn does not come
 // before ctx ends fails with ctx's error.
-func (q *intake) run(ctx context.Context, signals []Signal, record func(context.Context, Signal) (Outcome, error)) ([]Outcome, []error) {
-	outcomes := make([]Outcome, len(signals))
+func (q *writeQueue) run(ctx context.Context, signals []intake.Signal, record func(context.Context, intake.Signal) (intake.Outcome, error)) ([]intake.Outcome, []error) {
+	outcomes := make([]intake.Outcome, len(signals))
 	errs := make([]error, len(signals))
 	var wg sync.WaitGroup
 	for i := range signals {
@@ -100,7 +102,7 @@ func (q *intake) run(ctx context.Context, signals []Signal, record func(context.
 	return outcomes, errs
 }
 
-func (q *intake) observe(d time.Duration) {
+func (q *writeQueue) observe(d time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.avg == 0 {
