@@ -36,12 +36,7 @@ import (
 const module = "github.com/runlore/runlore"
 
 // exceptions are imports allowed to point up while they are being removed.
-var exceptions = map[[2]string]string{
-	// The intake core (Recorder, Signal, incident naming) moves out of the
-	// Alertmanager receiver into a package below both it and the trigger
-	// sources; this entry goes with that move.
-	{"pkg/receiver", "pkg/trigger"}: "intake core still in the receiver",
-}
+var exceptions = map[[2]string]string{}
 
 var row = regexp.MustCompile("^\\|\\s*(\\d+)\\s*\\|[^|]*\\|(.*)\\|\\s*$")
 var entry = regexp.MustCompile("`([^`]+)`")
