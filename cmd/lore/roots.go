@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package main
 
 // The operator's image holds no CA bundle (it is the lore binary and a
