@@ -39,6 +39,14 @@ vet:
 build: ## Build the lore binary.
 	$(GO) build -trimpath -o $(BIN)/lore ./cmd/lore
 
+IMAGE_REPOSITORY ?= ghcr.io/runlore/runlore
+IMAGE_TAG        ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' charts/runlore/Chart.yaml)
+IMAGE_ARCH       ?= $(shell $(GO) env GOARCH)
+
+.PHONY: image
+image: ## Build the operator's image, reproducibly and without a container engine, as bin/runlore-image.tar (docker load, ctr import, crane push).
+	$(GO) run ./hack/image -out $(BIN)/runlore-image.tar -repository $(IMAGE_REPOSITORY) -tag $(IMAGE_TAG) -arch $(IMAGE_ARCH)
+
 .PHONY: control-plane
 control-plane: ## Build (once) and print the kube-apiserver, etcd and kubectl directory.
 	@hack/control-plane.sh

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A real one-node Kubernetes cluster on this machine, for RunLore's
 # e2e-cluster tests: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, containerd (Debian's, with runc and the CNI plugins) and a
+# kube-scheduler, containerd (Debian's, with runc and the CNI plugins), a
 # kubelet registered as a Ready node, running the test images built from
-# test/images. Every address is on this machine: the API server on loopback,
-# the node on an interface of its own, the pods on a bridge of its own.
+# test/images, and kube-proxy (iptables mode) so that Services route. Every
+# address is on this machine: the API server and the node on an interface
+# of their own, the pods on a bridge of their own.
 #
 #   hack/cluster.sh up     build what is missing, start, wait for the node;
 #                          prints the admin kubeconfig's path
@@ -12,6 +13,9 @@
 #                          restore every sysctl, mount, interface, cgroup
 #                          and path it changed
 #   hack/cluster.sh env    print the variables a test reads (KUBECONFIG, ...)
+#   hack/cluster.sh import TARBALL...
+#                          import docker-archive images into the node's
+#                          containerd (e.g. make image's)
 #
 # State lives in $RUNLORE_CLUSTER_DIR (default /var/lib/runlore-cluster). One
 # such cluster runs per machine: the kubelet's ports and /kubepods are fixed.
@@ -24,11 +28,12 @@ state="${RUNLORE_CLUSTER_DIR:-/var/lib/runlore-cluster}"
 
 node_name=runlore-node
 node_if=runlore0                # a port-less bridge holding the node address
-node_ip=10.213.0.1
+node_ip=10.213.0.1              # the node's and the API server's address
 bridge=runlore-br0              # the pods' bridge
 pod_cidr=10.213.1.0/24
 service_cidr=10.213.2.0/24
-service_ip=10.213.2.1           # the kubernetes Service (no kube-proxy routes it)
+cluster_net=10.213.0.0/16       # the node, pods and Services: the only route a pod has
+service_ip=10.213.2.1           # the kubernetes Service, routed by kube-proxy
 cluster_dns=10.213.2.10         # written into pods; nothing answers there
 etcd_port=12379
 etcd_peer_port=12380
@@ -38,7 +43,9 @@ registry=runlore.test           # test images' registry; pulls from it fail loca
 # Host settings the kubelet, the bridge plugin and the runtime change, which
 # `down` puts back.
 sysctls=(net.ipv4.ip_forward kernel.panic kernel.panic_on_oops vm.overcommit_memory
-	vm.panic_on_oom kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+	vm.panic_on_oom kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet
+	net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_tcp_timeout_established
+	net.netfilter.nf_conntrack_tcp_timeout_close_wait)
 # Fixed host paths the kubelet, containerd and the CNI plugins write outside
 # the state directory.
 host_paths=(/var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd /run/mount
@@ -80,7 +87,7 @@ stop() { # NAME
 
 # wait_for DESCRIPTION SECONDS COMMAND...: polls until COMMAND succeeds.
 wait_for() {
-	local what="$1" end=$((SECONDS + $2)); shift 2
+	local what="$1" secs="$2" end=$((SECONDS + $2)); shift 2
 	while ((SECONDS < end)); do
 		if "$@" >/dev/null 2>&1; then return 0; fi
 		sleep 0.25
@@ -103,7 +110,10 @@ snapshot_host() {
 		while [[ ! -e "${p}" && "${p}" != / ]]; do top="${p}"; p="$(dirname "${p}")"; done
 		[[ -n "${top}" ]] && echo "${top}"
 	done | sort -u >"${state}/host/created-paths"
-	iptables-save 2>/dev/null | sed -n 's/^\*//p' | sort >"${state}/host/iptables-tables" || true
+	local f
+	for f in iptables ip6tables; do
+		"${f}-save" 2>/dev/null | sed -n 's/^\*//p' | sort >"${state}/host/${f}-tables" || true
+	done
 }
 
 restore_sysctls() {
@@ -154,14 +164,20 @@ remove_interfaces() {
 	ip link delete "${node_if}" 2>/dev/null || true
 }
 
+# remove_iptables_tables drops the IPv4 and IPv6 tables that did not exist
+# before `up` (kube-proxy's chains and rules are removed by its --cleanup
+# first; tables the host had are left as they were).
 remove_iptables_tables() {
-	[[ -f "${state}/host/iptables-tables" ]] || return 0
-	local t
-	for t in $(iptables-save 2>/dev/null | sed -n 's/^\*//p' | sort | comm -13 "${state}/host/iptables-tables" -); do
-		iptables -t "${t}" -F 2>/dev/null || true
-		iptables -t "${t}" -X 2>/dev/null || true
-		# iptables-nft leaves the emptied table; only nft removes it.
-		if command -v nft >/dev/null; then nft delete table ip "${t}" 2>/dev/null || true; fi
+	local f t family
+	for f in iptables ip6tables; do
+		[[ -f "${state}/host/${f}-tables" ]] || continue
+		family=ip; [[ "${f}" == ip6tables ]] && family=ip6
+		for t in $("${f}-save" 2>/dev/null | sed -n 's/^\*//p' | sort | comm -13 "${state}/host/${f}-tables" -); do
+			"${f}" -t "${t}" -F 2>/dev/null || true
+			"${f}" -t "${t}" -X 2>/dev/null || true
+			# iptables-nft leaves the emptied table; only nft removes it.
+			if command -v nft >/dev/null; then nft delete table "${family}" "${t}" 2>/dev/null || true; fi
+		done
 	done
 }
 
@@ -190,7 +206,7 @@ kind: Config
 clusters:
 - name: runlore
   cluster:
-    server: https://127.0.0.1:${api_port}
+    server: https://${node_ip}:${api_port}
     certificate-authority: ${pki}/ca.crt
 users:
 - name: $1
@@ -216,6 +232,7 @@ make_pki() {
 	cert controller-manager "/CN=system:kube-controller-manager"
 	cert scheduler "/CN=system:kube-scheduler"
 	cert node "/O=system:nodes/CN=system:node:${node_name}"
+	cert kube-proxy "/CN=system:kube-proxy"
 	cert kubelet "/CN=${node_name}" "IP:${node_ip},IP:127.0.0.1,DNS:${node_name}"
 	openssl genrsa -out "${pki}/sa.key" 2048 2>/dev/null
 	openssl rsa -in "${pki}/sa.key" -pubout -out "${pki}/sa.pub" 2>/dev/null
@@ -223,6 +240,7 @@ make_pki() {
 	kubeconfig controller-manager controller-manager
 	kubeconfig scheduler scheduler
 	kubeconfig node node
+	kubeconfig kube-proxy kube-proxy
 }
 
 # --- configuration files ---------------------------------------------------
@@ -282,7 +300,8 @@ EOF
     "ipam": {
       "type": "host-local",
       "dataDir": "${state}/cni/ipam",
-      "ranges": [[{"subnet": "${pod_cidr}"}]]
+      "ranges": [[{"subnet": "${pod_cidr}"}]],
+      "routes": [{"dst": "${cluster_net}"}]
     }
   }]
 }
@@ -324,6 +343,40 @@ serializeImagePulls: false
 EOF
 }
 
+# kube-proxy in iptables mode: the API server reaches the admission webhook,
+# pods reach the API server, and the host reaches a Service, by ClusterIP.
+write_kube_proxy_config() {
+	mkdir -p "${state}/kube-proxy"
+	cat >"${state}/kube-proxy/config.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: ${state}/kube-proxy.kubeconfig}
+mode: iptables
+hostnameOverride: ${node_name}
+bindAddress: ${node_ip}
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+clusterCIDR: ${pod_cidr}
+detectLocalMode: ClusterCIDR
+# NodePorts answer on the node address only, never on the host's others.
+nodePortAddresses: [${node_ip}/32]
+iptables:
+  # Pods on one bridge reach each other's Services without br_netfilter:
+  # every Service connection is masqueraded, so replies come back through
+  # the host. No localhost NodePorts: they need route_localnet.
+  masqueradeAll: true
+  localhostNodePorts: false
+  syncPeriod: 30s
+  minSyncPeriod: 0s
+# Zero leaves the host's conntrack settings as they are.
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+}
+
 # --- up and down -----------------------------------------------------------
 
 need_packages() {
@@ -332,6 +385,8 @@ need_packages() {
 	command -v runc >/dev/null || missing+=(runc)
 	[[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] || missing+=(containernetworking-plugins)
 	command -v iptables >/dev/null || missing+=(iptables)
+	# iptables-nft cannot delete a table it emptied; nft can.
+	command -v nft >/dev/null || missing+=(nftables)
 	command -v openssl >/dev/null || missing+=(openssl)
 	((${#missing[@]})) || return 0
 	log "installing ${missing[*]} (Debian packages)"
@@ -366,15 +421,18 @@ up() {
 	make_pki
 	write_containerd_config
 	write_kubelet_config
+	write_kube_proxy_config
 
 	start etcd "${bin}/etcd" --name runlore --data-dir "${state}/etcd" \
 		--listen-client-urls "http://127.0.0.1:${etcd_port}" --advertise-client-urls "http://127.0.0.1:${etcd_port}" \
 		--listen-peer-urls "http://127.0.0.1:${etcd_peer_port}" --initial-advertise-peer-urls "http://127.0.0.1:${etcd_peer_port}" \
 		--initial-cluster "runlore=http://127.0.0.1:${etcd_peer_port}" --unsafe-no-fsync
 	local pki="${state}/pki"
+	# On the node address, not loopback, so that pods reach it through the
+	# kubernetes Service; the default endpoint reconciler publishes it there.
 	start kube-apiserver "${bin}/kube-apiserver" --etcd-servers "http://127.0.0.1:${etcd_port}" \
-		--bind-address 127.0.0.1 --secure-port "${api_port}" --advertise-address 127.0.0.1 \
-		--endpoint-reconciler-type none --service-cluster-ip-range "${service_cidr}" \
+		--bind-address "${node_ip}" --secure-port "${api_port}" --advertise-address "${node_ip}" \
+		--service-cluster-ip-range "${service_cidr}" \
 		--cert-dir "${state}/apiserver" --tls-cert-file "${pki}/apiserver.crt" --tls-private-key-file "${pki}/apiserver.key" \
 		--client-ca-file "${pki}/ca.crt" --authorization-mode Node,RBAC \
 		--service-account-key-file "${pki}/sa.pub" --service-account-signing-key-file "${pki}/sa.key" \
@@ -409,6 +467,10 @@ up() {
 		|| die "node ${node_name} is not Ready (logs: ${state}/logs)"
 	wait_for "the default ServiceAccount" 120 kubectl_ -n default get serviceaccount default
 
+	start kube-proxy "${bin}/kube-proxy" --config "${state}/kube-proxy/config.yaml"
+	# The kubernetes Service answers from the host through kube-proxy's rules.
+	wait_for "the kubernetes Service to route" 120 kubectl_ --server "https://${service_ip}:443" get --raw /readyz
+
 	trap - EXIT
 	log "node ${node_name} is Ready"
 	echo "${state}/admin.kubeconfig"
@@ -416,7 +478,15 @@ up() {
 
 down() {
 	[[ -d "${state}" ]] || { log "no cluster at ${state}"; return 0; }
-	local id
+	local id proxy=""
+	[[ -f "${state}/pids/kube-proxy" ]] && read -r _ proxy <"${state}/pids/kube-proxy"
+	stop kube-proxy
+	# kube-proxy's own cleanup removes every chain and rule it made (IPv4
+	# and IPv6) and exits.
+	if [[ -n "${proxy}" && -x "${proxy}" ]]; then
+		"${proxy}" --cleanup >"${state}/logs/kube-proxy-cleanup.log" 2>&1 ||
+			echo "cluster.sh: kube-proxy --cleanup failed (${state}/logs/kube-proxy-cleanup.log)" >&2
+	fi
 	stop kubelet
 	# Containers outlive the kubelet and containerd (their shims hold them):
 	# kill and delete every task and container the kubelet created.
@@ -457,9 +527,17 @@ env_() {
 	echo "RUNLORE_CLUSTER_REGISTRY=${registry}"
 }
 
+import_() {
+	[[ -S "${state}/containerd/containerd.sock" ]] || die "no cluster at ${state} (run: $0 up)"
+	(($#)) || die "usage: $0 import TARBALL..."
+	local f
+	for f in "$@"; do ctr_ images import "${f}" >&2; done
+}
+
 case "${1:-}" in
 up) up ;;
 down) down ;;
 env) env_ ;;
-*) echo "usage: $0 up|down|env" >&2; exit 2 ;;
+import) shift; import_ "$@" ;;
+*) echo "usage: $0 up|down|env|import TARBALL..." >&2; exit 2 ;;
 esac

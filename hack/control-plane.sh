@@ -6,7 +6,7 @@
 #
 # With --node it also builds, into the same directory under a stamp of their
 # own, the programs of a real node that hack/cluster.sh runs: kubelet,
-# kube-controller-manager and kube-scheduler.
+# kube-proxy, kube-controller-manager and kube-scheduler.
 set -euo pipefail
 
 node=false
@@ -29,7 +29,7 @@ built() { # stamp program...
 	for p in "$@"; do [[ -x "${cache}/${p}" ]] || return 1; done
 }
 control=(etcd kubectl kube-apiserver)
-nodeprogs=(kubelet kube-controller-manager kube-scheduler)
+nodeprogs=(kubelet kube-proxy kube-controller-manager kube-scheduler)
 if built "${stamp}" "${control[@]}" && { ! ${node} || built "${stamp}-node" "${nodeprogs[@]}"; }; then
 	echo "${cache}"
 	exit 0

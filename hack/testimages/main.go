@@ -26,23 +26,15 @@ limitations under the License.
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"time"
-)
 
-// epoch is every entry's time, so the same program gives the same bytes.
-var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	"github.com/runlore/runlore/hack/internal/dockerarchive"
+)
 
 // nobody is the user every test image runs as.
 const nobody = "65534"
@@ -100,91 +92,26 @@ func build(dir, name, ref, path string) error {
 	if err != nil {
 		return err
 	}
-	layer, err := tarball([]entry{
-		{name: "etc/", mode: 0o755, dir: true},
-		{name: "etc/group", mode: 0o644, body: []byte("root:x:0:\nnogroup:x:65534:\n")},
-		{name: "etc/passwd", mode: 0o644, body: []byte("root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n")},
-		{name: "tmp/", mode: 0o1777, dir: true},
-		{name: name, mode: 0o755, body: program},
-	})
-	if err != nil {
-		return err
-	}
-	layerDigest := sha256.Sum256(layer)
-	config, err := json.Marshal(map[string]any{
-		"architecture": runtime.GOARCH,
-		"os":           "linux",
-		"created":      epoch.Format(time.RFC3339),
-		"config": map[string]any{
-			"Entrypoint": []string{"/" + name},
-			"Env":        []string{"PATH=/"},
-			"User":       nobody + ":" + nobody,
-			"WorkingDir": "/tmp",
+	archive, err := dockerarchive.Write(dockerarchive.Image{
+		Ref:          ref,
+		Architecture: runtime.GOARCH,
+		Files: []dockerarchive.File{
+			{Name: "etc/", Mode: 0o755},
+			{Name: "etc/group", Mode: 0o644, Body: []byte("root:x:0:\nnogroup:x:65534:\n")},
+			{Name: "etc/passwd", Mode: 0o644, Body: []byte("root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n")},
+			{Name: "tmp/", Mode: 0o1777},
+			{Name: name, Mode: 0o755, Body: program},
 		},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + hex.EncodeToString(layerDigest[:])}},
-		"history": []map[string]any{{
-			"created":    epoch.Format(time.RFC3339),
-			"created_by": "hack/testimages " + filepath.ToSlash(dir),
-		}},
-	})
-	if err != nil {
-		return err
-	}
-	configDigest := sha256.Sum256(config)
-	configName := hex.EncodeToString(configDigest[:]) + ".json"
-	layerName := hex.EncodeToString(layerDigest[:]) + "/layer.tar"
-	manifest, err := json.Marshal([]map[string]any{{
-		"Config":   configName,
-		"RepoTags": []string{ref},
-		"Layers":   []string{layerName},
-	}})
-	if err != nil {
-		return err
-	}
-	archive, err := tarball([]entry{
-		{name: configName, mode: 0o644, body: config},
-		{name: hex.EncodeToString(layerDigest[:]) + "/", mode: 0o755, dir: true},
-		{name: layerName, mode: 0o644, body: layer},
-		{name: "manifest.json", mode: 0o644, body: manifest},
+		Entrypoint: []string{"/" + name},
+		Env:        []string{"PATH=/"},
+		User:       nobody + ":" + nobody,
+		WorkingDir: "/tmp",
+		CreatedBy:  "hack/testimages " + filepath.ToSlash(dir),
 	})
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, archive, 0o644)
-}
-
-// entry is one file or directory of a tarball.
-type entry struct {
-	name string
-	mode int64
-	dir  bool
-	body []byte
-}
-
-// tarball writes entries in name order with fixed owners and times.
-func tarball(entries []entry) ([]byte, error) {
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		h := &tar.Header{
-			Name: e.name, Mode: e.mode, ModTime: epoch, Format: tar.FormatPAX,
-			Typeflag: tar.TypeReg, Size: int64(len(e.body)),
-		}
-		if e.dir {
-			h.Typeflag, h.Size = tar.TypeDir, 0
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(e.body); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 func fail(err error) {

@@ -45,15 +45,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
-	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/test/testenv"
 )
 
 // The real-cluster suite (`make e2e-cluster`): hack/cluster.sh brings up a
 // one-node cluster on this machine — a real kubelet running real runc
-// containers through containerd — and RunLore, as the chart installs it,
-// investigates faults the kubelet really reports. Nothing in a pod's status
-// or its Events is written by the test.
+// containers through containerd, kube-proxy routing Services — and RunLore,
+// built as an image and installed with helm, investigates faults the
+// kubelet really reports. Nothing in a pod's status or its Events is
+// written by the test.
 
 // realFault is one workload broken for real, and what its finding must name.
 type realFault struct {
@@ -95,12 +95,13 @@ func TestRealCluster(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	faults := []string{"memory", "image", "config", "readiness", "scheduling", "quota"}
-	objs := renderChart(t, map[string]any{"receiver": map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
-		"incidentNamespaces": faults})
 	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
-	installCRDs(t, admin)
-	c := installChart(t, cfg, objs, append([]string{"flux-system", "argocd"}, faults...)...)
+	installGitOpsCRDs(t, admin)
+	for _, ns := range append([]string{"flux-system", "argocd"}, faults...) {
+		g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+	repository, tag := operatorImage(t)
 
 	web := registry() + "/web:e2e"
 	deploy := func(ns string, mutate func(*corev1.Container)) {
@@ -149,7 +150,12 @@ func TestRealCluster(t *testing.T) {
 		}, 3*time.Minute, time.Second).Should(Succeed())
 	}
 
-	op := c.startOperator(t, operatorOptions{name: "serve", kubeconfig: c.serviceAccountKubeconfig(t), token: receiverToken})
+	op := helmInstall(t, cfg, kubeconfig, map[string]any{
+		"image":              map[string]any{"repository": repository, "tag": tag},
+		"receiver":           map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
+		"incidentNamespaces": faults,
+	})
+	t.Logf("the receiver is reached through its Service at %s (kube-proxy)", op.receiver)
 
 	// A quota the next change goes past.
 	g.Expect(admin.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: "quota"},
@@ -265,6 +271,9 @@ func TestRealCluster(t *testing.T) {
 			top := inv.Status.Result.RootCauses[0]
 			text := top.Summary + "\n" + strings.Join(top.Evidence, "\n") + "\n" + strings.Join(top.Entities, "\n")
 			g.Expect(containsAny(text, fault.names)).To(BeTrue(), "the top cause names %v: %s", fault.names, statusJSON(inv))
+			if i == 0 {
+				checkWebhookStamps(t, admin, client.ObjectKeyFromObject(inv))
+			}
 			if record != "" {
 				recordNamespace(t, admin, fault.namespace, filepath.Join(record, name+"-at-finding.yaml"))
 			}
@@ -381,14 +390,11 @@ func recordNamespace(t *testing.T, c client.Client, ns, path string) {
 	}
 }
 
-// installCRDs creates RunLore's CRDs and the GitOps ones it reads (those
-// `lore demo` installs) and waits until the API server serves them.
-func installCRDs(t *testing.T, c client.Client) {
+// createCRDs creates CRDs and waits until the API server serves them.
+func createCRDs(t *testing.T, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
-	crds, err := controlplane.EmbeddedCRDs()
-	g.Expect(err).NotTo(HaveOccurred())
 	for _, crd := range crds {
 		g.Expect(c.Create(ctx, crd)).To(Succeed(), crd.Name)
 	}
@@ -414,9 +420,9 @@ func registry() string {
 
 // --- the cluster's lifecycle and what it leaves behind ----------------------
 
-func clusterScript(t *testing.T, verb string) string {
+func clusterScript(t *testing.T, verb string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(testenv.Root(), "hack", "cluster.sh"), verb)
+	cmd := exec.Command(filepath.Join(testenv.Root(), "hack", "cluster.sh"), append([]string{verb}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -439,12 +445,14 @@ func clusterDown(t *testing.T) {
 }
 
 // hostState is what a cluster may change on the host: mounts, network
-// interfaces, kernel settings, cgroup directories and fixed paths.
+// interfaces, kernel settings, cgroup directories, fixed paths and
+// packet-filter rules (kube-proxy's).
 type hostState struct {
 	mounts  map[string]bool
 	links   map[string]bool
 	sysctls map[string]string
 	paths   map[string]bool
+	rules   map[string]bool
 }
 
 // volatile are kernel settings that change by themselves: counters, and
@@ -454,7 +462,8 @@ var volatile = map[string]bool{"kernel.ns_last_pid": true, "kernel.pty.nr": true
 
 func snapshotHost(t *testing.T) hostState {
 	t.Helper()
-	s := hostState{mounts: map[string]bool{}, links: map[string]bool{}, sysctls: map[string]string{}, paths: map[string]bool{}}
+	s := hostState{mounts: map[string]bool{}, links: map[string]bool{}, sysctls: map[string]string{}, paths: map[string]bool{},
+		rules: packetFilterRules(t)}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
@@ -482,6 +491,31 @@ func snapshotHost(t *testing.T) hostState {
 		}
 	}
 	return s
+}
+
+// packetFilterRules are the IPv4 and IPv6 tables, chains and rules, without
+// their counters.
+func packetFilterRules(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, save := range []string{"iptables-save", "ip6tables-save"} {
+		raw, err := exec.Command(save).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", save, err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if line == "" || strings.HasPrefix(line, "#") || line == "COMMIT" {
+				continue
+			}
+			if strings.HasPrefix(line, ":") { // ":CHAIN POLICY [packets:bytes]"
+				if i := strings.LastIndex(line, " ["); i > 0 {
+					line = line[:i]
+				}
+			}
+			out[save+" "+line] = true
+		}
+	}
+	return out
 }
 
 // readSysctls reads the kernel, vm and IPv4/IPv6 settings, leaving out the
@@ -552,6 +586,7 @@ func (s hostState) diff(after hostState) []string {
 	compare("mount", s.mounts, after.mounts)
 	compare("interface", s.links, after.links)
 	compare("path", s.paths, after.paths)
+	compare("packet filter", s.rules, after.rules)
 	for k, v := range s.sysctls {
 		if volatile[k] {
 			continue
