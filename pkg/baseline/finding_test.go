@@ -74,7 +74,9 @@ func investigateWithBaselines(t *testing.T, workload string) *runlorev1.Finding 
 	prom := baseline.NewFakeProm(t, map[string]func(time.Time) float64{
 		"container_memory_working_set_bytes": memoryAfter(now.Add(time.Minute)),
 		"container_cpu_usage_seconds_total":  func(time.Time) float64 { return 0.2 },
-		"http_requests_total":                func(t time.Time) float64 { return 40 + 20*float64(t.Unix()%3600)/3600 },
+		// An hourly sawtooth aligned to the run, not to the wall clock: the
+		// investigation reads it near the bottom of its range at any hour.
+		"http_requests_total":                func(t time.Time) float64 { return 40 + 20*float64(((t.Unix()-now.Unix())%3600+3600)%3600)/3600 },
 		`http_requests_total && code=~"5.."`: func(time.Time) float64 { return 0.1 },
 	})
 	client := &baseline.Client{BaseURL: prom.URL()}
