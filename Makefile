@@ -4,7 +4,7 @@
 GO            ?= go
 CONTROLLER_GEN = $(GO) tool controller-gen
 BIN           ?= bin
-TEST_FLAGS    ?= -race -count=1
+TEST_FLAGS    ?= -race -count=1 -timeout 30m
 PKGS          ?= ./...
 
 .PHONY: all
