@@ -29,6 +29,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ import (
 	"github.com/runlore/runlore/pkg/investigate/graph"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // Observations are what the tools reported about an incident.
@@ -141,8 +143,13 @@ func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Obs
 		if res, ok := call("pvc_status", map[string]any{"namespace": ns}); ok {
 			obs.PVCs, _ = res.Data.([]tools.PVCSummary)
 		}
+		before := len(obs.Unavailable)
 		if res, ok := call("cert_expiry", map[string]any{"namespace": ns}); ok {
 			obs.Certs, _ = res.Data.([]tools.CertificateSummary)
+		} else if !certificatesBear(req, obs) {
+			// A certificate source that cannot be read is a gap only where
+			// a certificate bears on the incident: not on an OOM kill.
+			obs.Unavailable = obs.Unavailable[:before]
 		}
 	}
 	if _, ok := reg.Get("pod_logs"); ok {
@@ -158,6 +165,20 @@ func Gather(ctx context.Context, reg *tools.Registry, req incident.Request) (Obs
 		}
 	}
 	return obs, ctx.Err()
+}
+
+// certificatesBear reports whether a certificate bears on the incident: the
+// alert or what the pods and events say reads as the certificate class.
+func certificatesBear(req incident.Request, obs Observations) bool {
+	alert := map[string]string{"alertname": req.AlertName}
+	for k, v := range req.Labels {
+		if k == "reason" {
+			alert[k] = v
+		}
+	}
+	classes := symptom.Alert(alert, map[string]string{"summary": req.Title, "description": req.Message})
+	classes = append(classes, symptom.InText(obs.Texts["pod_status"]+"\n"+obs.Texts["kube_events"])...)
+	return slices.Contains(classes, symptom.Certificate)
 }
 
 // topOwner is the workload at the top of the subject's owner chain.

@@ -59,3 +59,36 @@ func TestWorkloadTreeOnlyForControllerKinds(t *testing.T) {
 		}
 	}
 }
+
+// unconfigured is a tool whose backend is missing, as cert_expiry is on a
+// cluster without cert-manager.
+type unconfigured struct{ name string }
+
+func (u unconfigured) Name() string                { return u.name }
+func (u unconfigured) Description() string         { return "not configured" }
+func (u unconfigured) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (u unconfigured) Run(context.Context, json.RawMessage) (tools.Result, error) {
+	return tools.Result{Text: u.name + " is not configured: no cert-manager CRDs. Treat this source as unavailable, not as evidence of health."}, nil
+}
+
+// TestCertificateSourceIsAGapOnlyWhereCertificatesBear: an unreadable
+// certificate source is listed as unresolved for a TLS alert, never for an
+// OOM kill.
+func TestCertificateSourceIsAGapOnlyWhereCertificatesBear(t *testing.T) {
+	g := NewWithT(t)
+	reg := tools.NewRegistry(unconfigured{"cert_expiry"})
+	gather := func(alert, title string) []string {
+		obs, err := Gather(context.Background(), reg, incident.Request{AlertName: alert, Title: title, Namespace: "shop", Workload: "checkout", Start: time.Now()})
+		g.Expect(err).NotTo(HaveOccurred())
+		var certs []string
+		for _, u := range obs.Unavailable {
+			if len(u) >= len("cert_expiry") && u[:len("cert_expiry")] == "cert_expiry" {
+				certs = append(certs, u)
+			}
+		}
+		return certs
+	}
+	g.Expect(gather("KubeContainerOOMKilled", "checkout OOMKilled")).To(BeEmpty())
+	g.Expect(gather("CertManagerCertExpirySoon", "certificate shop-tls expires in 3 days")).To(HaveLen(1))
+	g.Expect(gather("BlackboxSslCertificateWillExpireSoon", "x509 certificate expires soon")).To(HaveLen(1))
+}
