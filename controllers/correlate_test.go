@@ -39,6 +39,21 @@ import (
 
 // stormCluster creates what a storm's graphs are read from: Nodes, and
 // Deployments each with one pod on a given Node.
+// newStormCluster is a storm test's cluster in a namespace of its own.
+func newStormCluster(t *testing.T) *stormCluster {
+	return &stormCluster{t: t, g: NewWithT(t), ctx: context.Background(), ns: newNamespace(t)}
+}
+
+// failingNodeWith is a NotReady Node running n workloads (w-0, w-1, …).
+func (c *stormCluster) failingNodeWith(n int) string {
+	bad := c.ns + "-node"
+	c.node(bad, false)
+	for i := range n {
+		c.workload(fmt.Sprintf("w-%d", i), bad, "")
+	}
+	return bad
+}
+
 type stormCluster struct {
 	t   *testing.T
 	g   *WithT
@@ -152,10 +167,8 @@ func stormSize() (perWorkload, unrelated, perUnrelated int) {
 // for the storm and lists its workloads; when the members resolve, the
 // parent resolves and every member's own OutcomeRecord records the resolve.
 func TestStormOfOneNode(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	ctx := context.Background()
-	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
 	perWorkload, unrelated, perUnrelated := stormSize()
 	bad, good, other := ns+"-node-a", ns+"-node-b", ns+"-node-c"
 	c.node(bad, false)
@@ -289,10 +302,8 @@ func TestStormOfOneNode(t *testing.T) {
 // Service that has no ready endpoint follow one parent naming the Service;
 // fewer than the threshold are investigated each on its own.
 func TestStormOfASharedDependency(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	ctx := context.Background()
-	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
 	node := ns + "-node"
 	c.node(node, true)
 	db := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-db", Namespace: ns},
@@ -334,15 +345,9 @@ func TestStormOfASharedDependency(t *testing.T) {
 // window later each is split off and investigated on its own, and the
 // storm, followed by none, resolves.
 func TestStormMemberSplitsWhenTheNodeRecovers(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	ctx := context.Background()
-	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
-	bad := ns + "-node"
-	c.node(bad, false)
-	for i := range 3 {
-		c.workload(fmt.Sprintf("w-%d", i), bad, "")
-	}
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	bad := c.failingNodeWith(3)
 	startManager(t, ns, testSteps(&stepLog{}, false, nil))
 	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
 		Spec: runlorev1.TriggerPolicySpec{Correlation: &runlorev1.CorrelationPolicy{
@@ -387,10 +392,8 @@ func TestStormMemberSplitsWhenTheNodeRecovers(t *testing.T) {
 // Kustomization and that revision; a workload it does not apply, failing
 // beside them, stays apart.
 func TestStormOfOneRevision(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	ctx := context.Background()
-	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
 	node := ns + "-node"
 	c.node(node, true)
 	ks := kustomization(t, ns, "apps")
@@ -435,15 +438,9 @@ func TestStormOfOneRevision(t *testing.T) {
 // Node's storm as evidence of its cause: one parent, one Investigation, no
 // investigation of the Node's own alerts.
 func TestNodeLevelAlertsJoinTheNodeStorm(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	ctx := context.Background()
-	c := &stormCluster{t: t, g: g, ctx: ctx, ns: ns}
-	bad := ns + "-node"
-	c.node(bad, false)
-	for i := range 3 {
-		c.workload(fmt.Sprintf("w-%d", i), bad, "")
-	}
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	bad := c.failingNodeWith(3)
 	startStormManager(t, ns)
 	for i := range 3 {
 		c.alert(fmt.Sprintf("w-%d", i), "KubePodCrashLooping", fmt.Sprintf("w-%d", i))
