@@ -172,7 +172,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		h.entities = appendUnique(h.entities, best.word)
 		h.action = rollbackAction(*ch.change)
 		changeHyps = append(changeHyps, h)
-		if h.confidence >= 0.5 {
+		if h.confidence >= confidentAt {
 			// A weak link leaves the no-change reading standing beside it.
 			explained[best.class] = true
 		}
@@ -345,30 +345,30 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 		touches, directness, via := false, 0.0, ""
 		switch {
 		case ch.Touch(workload):
-			touches, directness, via = true, 1, workload
+			touches, directness, via = true, directWorkload, workload
 		default:
 			for cfg := range configs {
 				if ch.Touch(cfg) {
-					touches, directness, via = true, 0.95, cfg
+					touches, directness, via = true, directConfig, cfg
 					break
 				}
 			}
 			if !touches && managers[ch.Ref()] && len(ch.Touches) == 0 {
-				touches, directness, via = true, 0.7, "its manager "+ch.Ref()
+				touches, directness, via = true, directManager, "its manager "+ch.Ref()
 			}
 		}
 		rollout := false
 		if touches && !ch.At.After(onset) && ranHealthyAfter(obs.Graph, ch.At, starts) {
 			// Pods it rolled out are healthy, and the failing ones started
 			// long after it: the workload ran on this change.
-			directness *= 0.5
+			directness *= factorRanHealthyAfter
 			via += "; pods it rolled out are healthy and the failing ones started much later"
 		}
 		if touches && !ch.At.After(onset) {
 			if d, ok := rolledOutAfter(starts, ch.At); ok {
 				// The failing pods were created right after the change: it
 				// rolled out a new pod template.
-				rollout, directness = true, math.Max(directness, 0.95)
+				rollout, directness = true, math.Max(directness, directRolledOut)
 				via += fmt.Sprintf("; the failing pods started %s after it", d.Round(time.Second))
 			}
 		}
@@ -458,13 +458,13 @@ func rolledOutAfter(starts []time.Time, at time.Time) (time.Duration, bool) {
 func timingFactor(gap time.Duration) float64 {
 	switch {
 	case gap <= 15*time.Minute:
-		return 1
+		return timingMinutes
 	case gap <= time.Hour:
-		return 0.92
+		return timingHour
 	case gap <= 3*time.Hour:
-		return 0.75
+		return timingHours
 	}
-	return 0.55
+	return timingOlder
 }
 
 func qualify(ref, namespace string) string {
@@ -512,7 +512,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				add(finding{class: symptom.OOM, word: "OOMKilled", affected: 1, entities: wl, text: "OOMKilled",
 					evidence:     quote("pod_status", podText, p.Ref(), "OOMKilled"),
 					detail:       "container " + c.Name + " was OOMKilled" + limit,
-					aspects:      map[string]float64{"resources": 0.9, "image": 0.55, "env": 0.5, "config": 0.5, "chart": 0.6},
+					aspects:      fits(symptom.OOM),
 					alone:        weightOOMAlone,
 					aloneSummary: fmt.Sprintf("container %s of %s is OOMKilled: it needs more memory than its limit allows%s, and no change to it was found in the window", c.Name, nameOr(workload, p.Ref()), limit)})
 			case c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull" || c.Reason == "InvalidImageName":
@@ -520,7 +520,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				f := finding{class: symptom.ImagePull, word: c.Reason, affected: 1, entities: wl, text: c.Reason + " " + c.Message,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       fmt.Sprintf("pods cannot pull image %s (%s)", c.Image, c.Reason),
-					aspects:      map[string]float64{"image": 0.9, "chart": 0.7, "secret": 0.6},
+					aspects:      fits(symptom.ImagePull),
 					alone:        alone,
 					aloneSummary: fmt.Sprintf("%s cannot pull image %s (%s): %s", nameOr(workload, p.Ref()), c.Image, c.Reason, why)}
 				f.evidence = appendUnique(f.evidence, ev...)
@@ -529,14 +529,14 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				add(finding{class: symptom.ContainerConfig, word: "CreateContainerConfigError", affected: 1, entities: wl, text: c.Message,
 					evidence:     quote("pod_status", podText, p.Ref(), c.Reason),
 					detail:       "containers cannot start: " + c.Message,
-					aspects:      map[string]float64{"config": 0.9, "env": 0.9, "secret": 0.9, "chart": 0.6},
+					aspects:      fits(symptom.ContainerConfig),
 					alone:        weightConfigErrorAlone,
 					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
 			case c.Reason == "CrashLoopBackOff":
 				add(finding{class: symptom.CrashLoop, word: "CrashLoopBackOff", affected: 1, entities: wl, text: lastWordsOf(c),
 					evidence: quote("pod_status", podText, p.Ref(), "CrashLoopBackOff"),
 					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, c.LastExitCode),
-					aspects:  map[string]float64{"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5, "command": 0.85},
+					aspects:  fits(symptom.CrashLoop),
 					// A crash loop with no change names no cause by itself.
 					alone:        weightCrashAlone,
 					aloneSummary: fmt.Sprintf("%s crash-loops with exit code %d; no change explains it", nameOr(workload, p.Ref()), c.LastExitCode)})
@@ -552,7 +552,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				f := finding{class: symptom.Scheduling, word: "Unschedulable", affected: 1, entities: wl, text: c.Message,
 					evidence:     quote("pod_status", podText, "Unschedulable"),
 					detail:       "pods cannot be scheduled: " + c.Message,
-					aspects:      map[string]float64{"resources": 0.85, "replicas": 0.6, "scheduling": 0.85, "chart": 0.5},
+					aspects:      fits(symptom.Scheduling),
 					alone:        weightSchedulingAlone,
 					aloneSummary: fmt.Sprintf("%s has pods that cannot be scheduled: %s", nameOr(workload, p.Ref()), c.Message)}
 				if scheduledEvent(obs.Events, p.Namespace, p.Name) {
@@ -563,7 +563,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					f.aloneSummary = fmt.Sprintf("%s cannot be scheduled: no node has enough %s for its requests (%s)", nameOr(workload, p.Ref()), m[1], c.Message)
 				}
 				if strings.Contains(c.Message, "PersistentVolumeClaim") || strings.Contains(c.Message, "persistentvolumeclaim") {
-					f.aspects["storage"] = 0.85
+					f.aspects["storage"] = aspectFit[symptom.Volume]["storage"]
 				}
 				add(f)
 			}
@@ -580,21 +580,21 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 			add(finding{class: symptom.ProbeFailure, word: "Unhealthy", affected: 1, entities: wl, text: e.Message,
 				evidence:     quote("kube_events", eventText, e.Object, "Unhealthy"),
 				detail:       "probes fail: " + e.Message,
-				aspects:      map[string]float64{"probes": 0.85, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
+				aspects:      fits(symptom.ProbeFailure),
 				alone:        weightProbeAlone,
 				aloneSummary: fmt.Sprintf("%s fails its health probes (%s); nothing changed that explains it", nameOr(workload, e.Object), e.Message)})
 		case belongs && slices.Contains(symptom.OfEvent(e.Reason, e.Message), symptom.Quota):
 			add(finding{class: symptom.Quota, word: "FailedCreate", affected: 1, text: e.Message, entities: appendUnique(append([]string(nil), wl...), quotaRef(e.Message, req.Namespace)...),
 				evidence:     quote("kube_events", eventText, e.Object, "exceeded quota"),
 				detail:       "pod creation is refused by a ResourceQuota: " + e.Message,
-				aspects:      map[string]float64{"replicas": 0.85, "resources": 0.8, "chart": 0.5},
+				aspects:      fits(symptom.Quota),
 				alone:        weightQuotaAlone,
 				aloneSummary: fmt.Sprintf("%s cannot create pods: the namespace's ResourceQuota is exhausted (%s)", nameOr(workload, e.Object), e.Message)})
 		case e.Reason == "ProvisioningFailed":
 			add(finding{class: symptom.Volume, word: "ProvisioningFailed", affected: 0, entities: []string{e.Object}, text: e.Message,
 				evidence: quote("kube_events", eventText, e.Object, "ProvisioningFailed"),
 				detail:   "volume provisioning fails: " + e.Message,
-				aspects:  map[string]float64{"storage": 0.85, "chart": 0.5},
+				aspects:  fits(symptom.Volume),
 				alone:    weightProvisioningAlone, aloneSummary: fmt.Sprintf("%s cannot be provisioned: %s", e.Object, e.Message)})
 		case e.Reason == "Evicted" && belongs:
 			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl,
@@ -616,7 +616,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 		}
 		add(finding{class: symptom.Volume, word: "ProvisioningFailed", entities: ents, text: summary,
 			evidence: quote("pvc_status", pvcText, c.Ref()), detail: summary,
-			aspects: map[string]float64{"storage": 0.85, "chart": 0.5}, alone: strength, aloneSummary: summary})
+			aspects: fits(symptom.Volume), alone: strength, aloneSummary: summary})
 	}
 	nodeText := obs.Texts["node_status"]
 	onNode := map[string]bool{}
@@ -696,8 +696,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				out[i].state = "is killed by the kubelet after failed liveness probes and restarts in a loop (Killing, CrashLoopBackOff)"
 				out[i].entities = appendUnique(out[i].entities, "Killing")
 				out[i].detail = "the kubelet kills its containers after failed liveness probes, so they restart in a loop (CrashLoopBackOff)"
-				out[i].aspects["probes"] = 0.9
-				out[i].aspects["ports"] = 0.85
+				out[i].aspects = fits(symptom.LivenessKill)
 				out[i].alone = weightLivenessAlone
 				out[i].aloneSummary = fmt.Sprintf("%s restarts in a loop because its liveness probe fails and the kubelet kills it; nothing changed that explains it", nameOr(workload, "the workload"))
 			}
@@ -769,10 +768,10 @@ var pullErrors = []struct {
 	why   string
 	alone float64
 }{
-	{regexp.MustCompile(`(?i)toomanyrequests|rate limit|429 too many`), "the registry rate-limits pulls (toomanyrequests); authenticate the pulls or use a mirror", 0.7},
-	{regexp.MustCompile(`(?i)unauthorized|authentication required|denied|forbidden|401|403|no basic auth credentials|pull access denied`), "the registry refuses the pull credentials (check the imagePullSecrets and the registry's access)", 0.68},
-	{regexp.MustCompile(`(?i)manifest unknown|not found|notfound|does not exist|no such manifest`), "the image tag does not exist in the registry", 0.7},
-	{regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|dial tcp|tls: |x509`), "the registry cannot be reached or its certificate is not trusted", 0.6},
+	{regexp.MustCompile(`(?i)toomanyrequests|rate limit|429 too many`), "the registry rate-limits pulls (toomanyrequests); authenticate the pulls or use a mirror", weightPullRateLimited},
+	{regexp.MustCompile(`(?i)unauthorized|authentication required|denied|forbidden|401|403|no basic auth credentials|pull access denied`), "the registry refuses the pull credentials (check the imagePullSecrets and the registry's access)", weightPullDenied},
+	{regexp.MustCompile(`(?i)manifest unknown|not found|notfound|does not exist|no such manifest`), "the image tag does not exist in the registry", weightPullNotFound},
+	{regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|dial tcp|tls: |x509`), "the registry cannot be reached or its certificate is not trusted", weightPullUnreachable},
 }
 
 // pullCause classifies a pod's pull failure from its Events.
@@ -787,7 +786,7 @@ func pullCause(obs Observations, p tools.PodSummary) (string, float64, []string)
 			}
 		}
 	}
-	return "the tag does not exist or the registry refuses the credentials", 0.6, nil
+	return "the tag does not exist or the registry refuses the credentials", weightPullUnknown, nil
 }
 
 func dropPrefix(list []string, prefix string) []string {
@@ -835,7 +834,7 @@ func podAgreement(f finding, obs Observations) float64 {
 		return 1
 	}
 	share := math.Min(1, float64(f.affected)/float64(len(obs.Pods)))
-	return 0.75 + 0.25*share
+	return agreementFloor + (1-agreementFloor)*share
 }
 
 func unresolved(req incident.Request, obs Observations, symptoms []finding, hyps []hypothesis) []string {
@@ -859,8 +858,8 @@ func unresolved(req incident.Request, obs Observations, symptoms []finding, hyps
 			}
 		}
 	}
-	if len(hyps) > 0 && hyps[0].confidence < 0.5 {
-		out = append(out, "no cause reached 0.5 confidence; treat the ranking as leads")
+	if len(hyps) > 0 && hyps[0].confidence < confidentAt {
+		out = append(out, fmt.Sprintf("no cause reached %.1f confidence; treat the ranking as leads", confidentAt))
 	}
 	return out
 }
@@ -874,7 +873,7 @@ func verdict(f *runlorev1.Finding, symptoms []finding, obs Observations) runlore
 	}
 	top, _ := strconv.ParseFloat(string(f.RootCauses[0].Confidence), 64)
 	switch {
-	case top < 0.5:
+	case top < confidentAt:
 		return runlorev1.VerdictInconclusive
 	case len(f.SuggestedActions) > 0 && f.RootCauses[0].ChangeRef != nil:
 		return runlorev1.VerdictActionable

@@ -87,7 +87,7 @@ func followCorrections(f *runlorev1.Finding, req incident.Request) {
 	case len(kept) == 0:
 		f.Verdict = runlorev1.VerdictInconclusive
 		f.Unresolved = append(f.Unresolved, "every cause the rules found was corrected away by an operator for this alert on this workload; see ruledOut")
-	case confOf(kept[0]) < 0.5:
+	case confOf(kept[0]) < confidentAt:
 		f.Verdict = runlorev1.VerdictInconclusive
 	case kept[0].ChangeRef != nil && hasRevertOf(f.SuggestedActions, kept[0].ChangeRef):
 		f.Verdict = runlorev1.VerdictActionable

@@ -361,28 +361,28 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 	for _, l := range symptomsOf([]*graph.Node{start}) {
 		subjectText += " " + l.s.Message
 	}
-	strength := 0.55
+	strength := weightChainNeeded
 	switch {
 	case cause.Missing:
-		strength = 0.7
+		strength = weightChainMissing
 		if needed != nil && (mentions(symptomText(needed), cause) || strings.Contains(strings.ToLower(symptomText(needed)), "not found")) {
-			strength = 0.78
+			strength = weightChainMissingNamed
 		}
 		if mentions(subjectText, cause) {
-			strength = 0.78
+			strength = weightChainMissingNamed
 		}
 	case cause.Unread:
 		// Known only by reference: its Events are all there is.
 		if len(cause.Symptoms) > 0 {
-			strength = 0.7
+			strength = weightChainUnreadEvents
 		}
 	default:
-		strength = 0.72
+		strength = weightChainFailing
 	}
 	// The subject side must actually be in trouble for a chain to explain
 	// it; a failing neighbour of a healthy subject is only a lead.
 	if !start.Failing() && !subjectFailing(g) {
-		strength *= 0.5
+		strength *= factorChainHealthySubject
 	}
 	// The symptom should point down the chain: the subject's message names
 	// an object on it, or the chain starts at something the subject needs.
@@ -393,11 +393,11 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 		}
 	}
 	if !onPath && !cause.Missing && len(path) > 1 {
-		strength *= 0.85
+		strength *= factorChainOffPath
 	}
 	strength *= pathFactor(len(path))
 	if len(refs) > 1 && !symptom.Lacking(strings.SplitN(refs[1], "/", 2)[0], word) {
-		strength *= 0.6
+		strength *= factorChainNotLacking
 	}
 
 	h := graphHypothesis{}
@@ -484,7 +484,7 @@ func chainHypothesis(req incident.Request, g *graph.Graph, start *graph.Node, pa
 func pathFactor(hops int) float64 {
 	f := 1.0
 	for i := 2; i < hops; i++ {
-		f *= 0.95
+		f *= factorChainPerHop
 	}
 	return f
 }
@@ -685,20 +685,20 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 		if pod != nil {
 			backend = workloadOf(g, pod)
 		}
-		strength := 0.6
+		strength := weightDependencyDown
 		if mentions(sideText, svc) {
-			strength = 0.7
+			strength = weightDependencyNamed
 		}
 		if connWords.MatchString(sideText) || dnsWords.MatchString(sideText) {
-			strength += 0.08
+			strength += weightDependencyWords
 		}
 		if !subjectFailing(g) {
-			strength *= 0.6
+			strength *= factorDependencyHealthy
 		}
 		if !symptom.OverTheNetwork(word) {
 			// A dependency outage does not OOM-kill, fail an image pull or
 			// leave a pod unscheduled.
-			strength *= 0.5
+			strength *= factorDependencyNotNetwork
 		}
 		h := graphHypothesis{}
 		cause := svc
@@ -792,27 +792,27 @@ func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 		case p.Fact("blocks") != "":
 			blocked := strings.Split(p.Fact("blocks"), ",")
 			why = fmt.Sprintf("its egress rules allow no traffic to %s (port %s), which its configuration calls", strings.Join(blocked, ", "), p.Fact("blockedPort."+blocked[0]))
-			strength = 0.5
+			strength = weightPolicyBlocks
 			if conn {
-				strength = 0.76
+				strength = weightPolicyBlocksSeen
 			}
 		case denyAll:
 			why = "allows no egress at all, so every outbound connection from its pods is dropped"
-			strength = 0.45
+			strength = weightPolicyDenyAll
 			if conn || dns {
-				strength = 0.74
+				strength = weightPolicyDenyAllSeen
 			}
 		case noDNS && p.Fact("toFQDNs") == "true":
 			why = "allows egress only to FQDNs but has no DNS rule (port 53 to kube-dns), so lookups are dropped and the FQDN allowlist never learns an address"
-			strength = 0.45
+			strength = weightPolicyDenyAll
 			if dns || conn {
-				strength = 0.74
+				strength = weightPolicyDenyAllSeen
 			}
 		case noDNS:
 			why = "restricts egress without allowing DNS (port 53), so name resolution fails"
-			strength = 0.4
+			strength = weightPolicyNoDNS
 			if dns {
-				strength = 0.7
+				strength = weightPolicyNoDNSSeen
 			}
 		default:
 			continue
@@ -889,7 +889,7 @@ func sandboxRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		}
 		if len(nodes) > 1 {
 			// Many nodes at once is the CNI, not one node's pool.
-			h.confidence *= 0.8
+			h.confidence *= factorSandboxManyNodes
 		}
 		out = append(out, h)
 	}
@@ -955,11 +955,11 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 			h.entities = appendUnique(h.entities, word)
 			h.explains = append(h.explains, word)
 		}
-		strength := 0.72
+		strength := weightGitOpsOwn
 		switch {
 		case n.Kind == "Kustomization" && pathNotFound.MatchString(msg):
 			h.summary = fmt.Sprintf("%s is not Ready because its spec.path %s does not exist in its source's artifact: %s", n.Ref(), nameOr(n.Fact("path"), "(unset)"), msg)
-			strength = 0.78
+			strength = weightGitOpsPathMissing
 		case isSource(n.Kind):
 			why, secret := sourceFailure(g, n, msg)
 			h.summary = fmt.Sprintf("%s cannot fetch its source: %s (%s)", n.Ref(), why, textutil.Truncate(msg, 240))
@@ -969,7 +969,7 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 			if n.Ref() != subject.Ref() {
 				h.summary = fmt.Sprintf("%s is stale because %s", subjectName(g), h.summary)
 				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
-				strength = 0.6
+				strength = weightGitOpsUpstream
 			}
 		case n.Kind == "Application" && applyReason.MatchString(msg):
 			// Argo CD names the revision it last tried, often a later one
@@ -978,14 +978,14 @@ func gitopsRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 			if n.Ref() != subject.Ref() {
 				h.summary = fmt.Sprintf("%s is not updated because %s", subjectName(g), h.summary)
 				h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
-				strength = 0.6
+				strength = weightGitOpsUpstream
 			}
 		case n.Ref() == subject.Ref():
 			h.summary = fmt.Sprintf("%s is failing on its own spec or manifests: %s", n.Ref(), msg)
 		default:
 			h.summary = fmt.Sprintf("%s is failing because %s, which applies it, fails: %s", subjectName(g), n.Ref(), msg)
 			h.entities = appendUnique(h.entities, workloadOf(g, subject).Ref())
-			strength = 0.6
+			strength = weightGitOpsUpstream
 		}
 		for _, src := range g.Out(n.Ref()) {
 			if src.Rel == graph.RelSourcedFrom {
@@ -1309,7 +1309,7 @@ func nodeSubjectRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		h.confidence = cap(weightNodeSubject)
 	default:
 		h.summary = fmt.Sprintf("%s is the alert's host and shows no failing condition (no pressure, Ready); the cause is not visible in cluster state", n.Ref())
-		h.confidence = 0.3
+		h.confidence = weightQuietNode
 	}
 	return []graphHypothesis{h}
 }
@@ -1398,7 +1398,7 @@ func mergeGraph(hyps []hypothesis, graphHyps []graphHypothesis) []hypothesis {
 	// not touch how the victim reaches it: the victim fails because the
 	// dependency does.
 	for _, gh := range graphHyps {
-		if gh.dependency == nil || gh.confidence < 0.5 {
+		if gh.dependency == nil || gh.confidence < confidentAt {
 			continue
 		}
 		for i := range hyps {
@@ -1492,7 +1492,7 @@ func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 	h.entities = []string{n.Ref(), n.Name}
 	h.evidence = []string{evidenceLine(n)}
 	h.summary = fmt.Sprintf("%s is the alert's cloud resource; no change to it was found before onset, and its health is not visible from the cluster", n.Ref())
-	h.confidence = 0.3
+	h.confidence = weightQuietCloud
 	var best *incident.Change
 	for i := range req.Changes {
 		c := &req.Changes[i]
@@ -1511,7 +1511,7 @@ func cloudRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 		h.summary = fmt.Sprintf("%s changed at %s (%s) before the alert began", n.Ref(), best.At.UTC().Format(time.RFC3339), nameOr(oneLine(best.Summary), best.Ref()))
 		h.entities = appendUnique(h.entities, best.Ref())
 		h.evidence = append(h.evidence, changeEvidence(*best, ""))
-		h.confidence = 0.45
+		h.confidence = weightCloudChanged
 	}
 	return []graphHypothesis{h}
 }

@@ -16,6 +16,8 @@ limitations under the License.
 
 package builtin
 
+import "github.com/runlore/runlore/pkg/symptom"
+
 // The ranking's named weights: how strongly one kind of evidence ties a
 // change or a fault to what the incident shows. A hypothesis's confidence
 // is a weight times the agreement and timing factors, capped at
@@ -98,4 +100,114 @@ const (
 	// that explains its symptom through a path.
 	rankTie        = 0.05
 	rankBelowGraph = 0.15
+
+	// confidentAt is the confidence a cause must reach to be stated as the
+	// cause rather than listed as a lead.
+	confidentAt = 0.5
 )
+
+// Directness: how closely a change reaches the subject.
+const (
+	directWorkload  = 1.0  // it changed the subject workload itself
+	directConfig    = 0.95 // it changed a ConfigMap or Secret the workload reads
+	directManager   = 0.7  // it is the GitOps object that manages the workload and names no objects
+	directRolledOut = 0.95 // the failing pods started right after it: it rolled them out
+	// factorRanHealthyAfter scales a change the workload ran healthily
+	// after for a long while.
+	factorRanHealthyAfter = 0.5
+)
+
+// Timing: how long before onset a change landed.
+const (
+	timingMinutes = 1.0  // within 15 minutes
+	timingHour    = 0.92 // within the hour
+	timingHours   = 0.75 // within three hours
+	timingOlder   = 0.55 // older, within the window
+)
+
+// Pod agreement: a symptom seen in every pod of the workload counts in full,
+// one seen in a single pod of many counts agreementFloor.
+const agreementFloor = 0.75
+
+// Image pulls: how strongly the kubelet's pull error names its cause.
+const (
+	weightPullRateLimited = 0.7  // the registry rate-limits pulls
+	weightPullDenied      = 0.68 // the registry refuses the credentials
+	weightPullNotFound    = 0.7  // the tag or repository does not exist
+	weightPullUnreachable = 0.6  // the registry cannot be reached or is not trusted
+	weightPullUnknown     = 0.6  // no pull error read
+)
+
+// Chains: a failing or missing object the subject needs, reached through
+// the graph.
+const (
+	weightChainNeeded         = 0.55 // an object on the path, known only by reference, with nothing read of it
+	weightChainMissing        = 0.7  // the object does not exist
+	weightChainMissingNamed   = 0.78 // … and the subject's or its neighbour's message names it
+	weightChainUnreadEvents   = 0.7  // known only by reference, but its Events fail
+	weightChainFailing        = 0.72 // the object is read and fails
+	factorChainHealthySubject = 0.5  // the subject side is not in trouble
+	factorChainOffPath        = 0.85 // the subject's message names nothing on the path
+	factorChainNotLacking     = 0.6  // the subject's symptom is not what lacking that object produces
+	factorChainPerHop         = 0.95 // each hop past the second
+)
+
+// Dependencies: a Service the subject calls with no ready endpoint.
+const (
+	weightDependencyDown       = 0.6  // the subject calls it
+	weightDependencyNamed      = 0.7  // … and its messages name it
+	weightDependencyWords      = 0.08 // added when its messages read as a connection or DNS failure
+	factorDependencyHealthy    = 0.6  // the subject is not failing
+	factorDependencyNotNetwork = 0.5  // the subject's symptom is not one a network dependency produces
+)
+
+// Network policies that select the subject's pods: a reading unseen is
+// what the policy would do; seen, the subject's messages show it doing it.
+const (
+	weightPolicyBlocks      = 0.5
+	weightPolicyBlocksSeen  = 0.76
+	weightPolicyDenyAll     = 0.45
+	weightPolicyDenyAllSeen = 0.74
+	weightPolicyNoDNS       = 0.4
+	weightPolicyNoDNSSeen   = 0.7
+	factorSandboxManyNodes  = 0.8 // sandboxes failing on many nodes at once is the CNI, not one node's pool
+)
+
+// GitOps objects that fail to reconcile.
+const (
+	weightGitOpsOwn         = 0.72 // the subject's own Kustomization, HelmRelease or Application
+	weightGitOpsPathMissing = 0.78 // a Kustomization whose path is not in its source
+	weightGitOpsUpstream    = 0.6  // a source or applier the subject depends on
+)
+
+// Subjects the cluster shows nothing wrong with.
+const (
+	weightQuietNode    = 0.3  // a node with no failing condition
+	weightQuietCloud   = 0.3  // a cloud resource with no change found
+	weightCloudChanged = 0.45 // a cloud resource changed before onset
+)
+
+// aspectFit says how strongly a change of each aspect (what a change
+// altered: its image, env, config, resources …) can explain each symptom
+// a pod shows; an aspect not in a symptom's row explains it only through
+// the field table.
+var aspectFit = map[symptom.Class]map[string]float64{
+	symptom.OOM:             {"resources": 0.9, "image": 0.55, "env": 0.5, "config": 0.5, "chart": 0.6},
+	symptom.ImagePull:       {"image": 0.9, "chart": 0.7, "secret": 0.6},
+	symptom.ContainerConfig: {"config": 0.9, "env": 0.9, "secret": 0.9, "chart": 0.6},
+	symptom.CrashLoop:       {"config": 0.85, "env": 0.85, "secret": 0.8, "image": 0.7, "chart": 0.65, "probes": 0.5, "command": 0.85},
+	symptom.Scheduling:      {"resources": 0.85, "replicas": 0.6, "scheduling": 0.85, "chart": 0.5},
+	symptom.ProbeFailure:    {"probes": 0.85, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
+	symptom.LivenessKill:    {"probes": 0.9, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
+	symptom.Quota:           {"replicas": 0.85, "resources": 0.8, "chart": 0.5},
+	symptom.Volume:          {"storage": 0.85, "chart": 0.5},
+}
+
+// fits is a symptom's row of aspectFit, copied so a detector may add to it.
+func fits(c symptom.Class) map[string]float64 {
+	out := make(map[string]float64, len(aspectFit[c]))
+	for a, w := range aspectFit[c] {
+		out[a] = w
+	}
+	return out
+}
