@@ -23,11 +23,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/runlore/runlore/pkg/controlplane"
 	"github.com/runlore/runlore/pkg/investigate"
@@ -37,7 +40,7 @@ import (
 )
 
 // InvestigateCommand is `lore eval investigate --scenarios DIR [--model
-// NAME] [--json]`. NAME is "builtin" (the default) or "cassette:PATH" to
+// NAME] [--json] [--findings DIR]`. NAME is "builtin" (the default) or "cassette:PATH" to
 // replay a recorded model. It starts the local control plane (the tests'
 // KUBEBUILDER_ASSETS), builds each scenario's git/ histories and serves
 // them over HTTP with the system git's http-backend, runs the suite and
@@ -49,6 +52,7 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	dir := fs.String("scenarios", "test/scenarios", "folder of scenario folders")
 	modelName := fs.String("model", "builtin", `"builtin" or "cassette:PATH"`)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	findings := fs.String("findings", "", "folder to write each scenario's whole finding to, as <scenario>.yaml")
 	gate := BindGateFlags(fs, MetricPassRate)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("eval investigate: %w", err)
@@ -103,6 +107,11 @@ func InvestigateCommand(ctx context.Context, args []string, stdout io.Writer) er
 	}
 	versions := engineFor(suite[0]).Versions()
 	report.Versions = &versions
+	if *findings != "" {
+		if err := writeFindings(*findings, report.Cases); err != nil {
+			return err
+		}
+	}
 	if report.Intervals, report.Baseline, err = gate.Apply("investigate", InvestigateUnits(report)); err != nil {
 		return err
 	}
@@ -152,4 +161,24 @@ func WriteReport(w io.Writer, r Report) error {
 	p("\n%d/%d loaded, %d/%d passed (%.0f%%), confident-wrong %d, mean precision %.2f, median %dms, %d model calls, %d tokens\n",
 		r.Loaded, r.Scenarios, r.Passed, r.Scenarios, r.PassRate*100, r.ConfidentWrong, r.MeanPrecision, r.MedianDurationMS, r.ModelCalls, r.Tokens)
 	return errors.Join(errs...)
+}
+
+// writeFindings writes each case's finding to dir/<scenario>.yaml.
+func writeFindings(dir string, cases []Case) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--findings %s: %w", dir, err)
+	}
+	for _, c := range cases {
+		if c.Finding == nil {
+			continue
+		}
+		raw, err := yaml.Marshal(c.Finding)
+		if err != nil {
+			return fmt.Errorf("finding of %s: %w", c.Name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.Name+".yaml"), raw, 0o644); err != nil {
+			return fmt.Errorf("--findings %s: %w", dir, err)
+		}
+	}
+	return nil
 }

@@ -224,6 +224,9 @@ type Case struct {
 	Phases           map[string]int64 `json:"phases_ms"`
 	DurationMS       int64            `json:"duration_ms"`
 	Error            string           `json:"error,omitempty"`
+	// Finding is the whole finding the case was scored on; `lore eval
+	// investigate --findings DIR` writes it out.
+	Finding *runlorev1.Finding `json:"-"`
 }
 
 // Report is the suite's result.
@@ -411,6 +414,7 @@ func runOne(ctx context.Context, op *operator, s Scenario, engine *investigate.E
 		f = &runlorev1.Finding{}
 	}
 	Score(&cs, s.Expect, f)
+	cs.Finding = f
 	return cs, usage
 }
 

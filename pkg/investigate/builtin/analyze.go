@@ -76,6 +76,10 @@ type hypothesis struct {
 	action     *runlorev1.SuggestedAction
 	// local marks a no-change reading of a symptom where it shows.
 	local bool
+	// class is the symptom a change hypothesis explains, and told says the
+	// symptom's own message points at the changed field.
+	class symptom.Class
+	told  bool
 }
 
 // Analyze ranks hypotheses for req from obs. now is the analysis time
@@ -102,7 +106,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	explained := map[symptom.Class]bool{}
 	var changeHyps []hypothesis
 	for _, ch := range relevant {
-		best, bestStrength, bestWhat := (*finding)(nil), 0.0, ""
+		best, bestStrength, bestWhat, bestTold := (*finding)(nil), 0.0, "", false
 		fields := incident.ChangedFields(ch.change.Diff)
 		for i := range symptoms {
 			s := &symptoms[i]
@@ -126,15 +130,15 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			// Field-level causality: a change is blamed for the field whose
 			// effect the evidence shows; one whose fields can produce none
 			// of what is seen is a weak lead however recent.
-			what := ""
-			if fs, row, ok := fieldFor(fields, s.class, s.text); ok {
+			what, told := "", false
+			if fs, row, ok, t := fieldTold(fields, s.class, s.text); ok {
 				strength = math.Max(strength, weightFieldShown)
-				what = fieldPhrase(fs, row)
+				what, told = fieldPhrase(fs, row), t
 			} else if tabled(fields) {
 				strength = math.Min(strength, weightFieldUnrelated)
 			}
-			if strength > bestStrength {
-				best, bestStrength, bestWhat = s, strength, what
+			if strength > bestStrength || strength == bestStrength && told && !bestTold {
+				best, bestStrength, bestWhat, bestTold = s, strength, what, told
 			}
 		}
 		if best == nil {
@@ -151,6 +155,8 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			change:     ch.change,
 			confidence: cap(bestStrength * agreement * ch.directness),
 			summary:    changeSentence(subject, best.word, *ch.change, req.Workload, bestWhat),
+			class:      best.class,
+			told:       bestTold,
 		}
 		if best.state != "" {
 			h.summary = strings.Replace(h.summary, statePhrase(best.word), best.state, 1)
@@ -179,10 +185,28 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	}
 	// The change right before onset explains it; an earlier one that the
 	// workload ran healthily after ranks far below it.
+	// A change whose field the symptom's own message points at outranks a
+	// change that can only produce the symptom's class: "exec format
+	// error" after a nodeSelector and an env edit is the nodeSelector, and
+	// a later change ranks an earlier one down only if it is as telling.
+	before := make([]float64, len(changeHyps))
+	for i := range changeHyps {
+		before[i] = changeHyps[i].confidence
+	}
 	for i := range changeHyps {
 		for j := range changeHyps {
-			if i != j && changeHyps[j].change.At.After(changeHyps[i].change.At) && changeHyps[j].confidence >= rankLaterChange {
+			if i != j && changeHyps[j].change.At.After(changeHyps[i].change.At) && before[j] >= rankLaterChange &&
+				(changeHyps[j].told || !changeHyps[i].told) {
 				changeHyps[i].confidence = cap(changeHyps[i].confidence * weightEarlierChange)
+				break
+			}
+		}
+		if changeHyps[i].told {
+			continue
+		}
+		for j := range changeHyps {
+			if changeHyps[j].told && changeHyps[j].class == changeHyps[i].class && before[j] >= rankLaterChange {
+				changeHyps[i].confidence = cap(changeHyps[i].confidence * weightUntold)
 				break
 			}
 		}
@@ -298,13 +322,13 @@ type candidate struct {
 	rollout bool
 }
 
-// classifyChanges keeps the changes that can explain the incident and rules
-// out the rest with a reason: after onset, outside the window, or touching
-// something else.
-func classifyChanges(req incident.Request, obs Observations, window time.Duration, onset time.Time) ([]candidate, []string) {
+// subjectReads are what the subject reads (the ConfigMaps, Secrets and
+// service accounts its pods use) and what manages it (the GitOps objects
+// that apply it).
+func subjectReads(req incident.Request, obs Observations) (configs, managers map[string]bool) {
 	workload := req.WorkloadRef()
-	configs := map[string]bool{}
-	managers := map[string]bool{}
+	configs = map[string]bool{}
+	managers = map[string]bool{}
 	if obs.Workload != nil {
 		for _, c := range obs.Workload.Containers {
 			for _, f := range c.ConfigFrom {
@@ -334,6 +358,25 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			}
 		}
 	}
+	return configs, managers
+}
+
+// GrantsAccess reports whether c alters what the subject's service
+// accounts may do (a Role or binding naming one as its subject): such a
+// change reaches the subject without touching it.
+func GrantsAccess(c incident.Change, req incident.Request, obs Observations) bool {
+	configs, _ := subjectReads(req, obs)
+	_, ok := grantsTo(c, accountsOf(obs, configs))
+	return ok
+}
+
+// classifyChanges keeps the changes that can explain the incident and rules
+// out the rest with a reason: after onset, outside the window, or touching
+// something else.
+func classifyChanges(req incident.Request, obs Observations, window time.Duration, onset time.Time) ([]candidate, []string) {
+	workload := req.WorkloadRef()
+	configs, managers := subjectReads(req, obs)
+	accounts := accountsOf(obs, configs)
 	starts := failingPodStarts(obs.Graph)
 	changes := append([]incident.Change(nil), req.Changes...)
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].At.After(changes[j].At) })
@@ -355,6 +398,11 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 			}
 			if !touches && managers[ch.Ref()] && len(ch.Touches) == 0 {
 				touches, directness, via = true, directManager, "its manager "+ch.Ref()
+			}
+			if !touches {
+				if sa, ok := grantsTo(*ch, accounts); ok {
+					touches, directness, via = true, directConfig, "the access rules of "+sa
+				}
 			}
 		}
 		rollout := false
@@ -397,6 +445,57 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 		}
 	}
 	return keep, ruled
+}
+
+// serviceAccountUser is how the API server names a service account in a
+// refusal: system:serviceaccount:<namespace>:<name>.
+var serviceAccountUser = regexp.MustCompile(`system:serviceaccount:([a-z0-9.-]+):([a-z0-9.-]+)`)
+
+// accountsOf are the service accounts the subject runs as: those its pods
+// use (on the graph) and those its failures name.
+func accountsOf(obs Observations, configs map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for ref := range configs {
+		if strings.HasPrefix(ref, "ServiceAccount/") {
+			out[strings.TrimPrefix(ref, "ServiceAccount/")] = true
+		}
+	}
+	for _, text := range []string{obs.Texts["pod_status"], obs.Texts["kube_events"], obs.Logs} {
+		for _, m := range serviceAccountUser.FindAllStringSubmatch(text, -1) {
+			out[m[1]+"/"+m[2]] = true
+		}
+	}
+	return out
+}
+
+// rbacKinds are the objects that grant an identity access.
+var rbacKinds = []string{"Role/", "RoleBinding/", "ClusterRole/", "ClusterRoleBinding/"}
+
+// grantsTo reports whether a change alters what one of the subject's
+// service accounts may do: it touches a Role or binding (or its aspects
+// say rbac) and its diff names the account as a subject.
+func grantsTo(ch incident.Change, accounts map[string]bool) (string, bool) {
+	if len(accounts) == 0 {
+		return "", false
+	}
+	rbac := ch.HasAspect("rbac")
+	for _, t := range append([]string{ch.Ref()}, ch.Touches...) {
+		for _, k := range rbacKinds {
+			if strings.HasPrefix(t, k) {
+				rbac = true
+			}
+		}
+	}
+	if !rbac || !strings.Contains(ch.Diff, "ServiceAccount") {
+		return "", false
+	}
+	for sa := range accounts {
+		name := sa[strings.Index(sa, "/")+1:]
+		if regexp.MustCompile(`(?m)^[-+ ]\s*(- )?name:\s*"?` + regexp.QuoteMeta(name) + `"?\s*$`).MatchString(ch.Diff) {
+			return "ServiceAccount/" + sa, true
+		}
+	}
+	return "", false
 }
 
 // failingPodStarts are the start times of the subject's failing pods.
@@ -543,9 +642,12 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 			}
 		}
 		if p.Reason == "Evicted" {
-			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl,
-				evidence: quote("pod_status", podText, p.Ref(), "Evicted"),
-				detail:   "pods were evicted: " + p.Message})
+			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl, text: p.Message,
+				evidence:     quote("pod_status", podText, p.Ref(), "Evicted"),
+				detail:       "pods were evicted: " + p.Message,
+				aspects:      fits(symptom.Eviction),
+				alone:        weightEvictionAlone,
+				aloneSummary: fmt.Sprintf("%s's pods are evicted by the kubelet: %s", nameOr(workload, p.Ref()), p.Message)})
 		}
 		for _, c := range p.Conditions {
 			if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" {
@@ -597,8 +699,10 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 				aspects:  fits(symptom.Volume),
 				alone:    weightProvisioningAlone, aloneSummary: fmt.Sprintf("%s cannot be provisioned: %s", e.Object, e.Message)})
 		case e.Reason == "Evicted" && belongs:
-			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl,
-				evidence: quote("kube_events", eventText, e.Object, "Evicted"), detail: "pods were evicted: " + e.Message})
+			add(finding{class: symptom.Eviction, word: "Evicted", affected: 1, entities: wl, text: e.Message,
+				evidence: quote("kube_events", eventText, e.Object, "Evicted"), detail: "pods were evicted: " + e.Message,
+				aspects: fits(symptom.Eviction), alone: weightEvictionAlone,
+				aloneSummary: fmt.Sprintf("%s's pods are evicted by the kubelet: %s", nameOr(workload, e.Object), e.Message)})
 		}
 	}
 	pvcText := obs.Texts["pvc_status"]
@@ -751,7 +855,7 @@ func livenessKills(req incident.Request, obs Observations) bool {
 		}
 		msg := strings.ToLower(e.Message)
 		switch {
-		case e.Reason == "Unhealthy" && strings.Contains(msg, "liveness probe failed"):
+		case e.Reason == "Unhealthy" && (strings.Contains(msg, "liveness probe failed") || strings.Contains(msg, "liveness probe errored")):
 			failed = true
 		case e.Reason == "Killing" && strings.Contains(msg, "liveness probe"):
 			killed = true

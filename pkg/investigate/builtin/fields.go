@@ -49,6 +49,28 @@ var (
 	// capacity. More replicas produce it as surely as a stricter placement.
 	moreThanFits = regexp.MustCompile(`(?i)didn't match pod anti-affinity rules|didn't match pod topology spread|Insufficient [a-z0-9./-]+|Too many pods`)
 	refused      = regexp.MustCompile(`(?i)connection refused|no endpoints|statuscode: 50[23]|503|upstream`)
+	// wrongPlatform is a binary or image built for another CPU
+	// architecture or OS than the node's: placement onto other nodes
+	// produces it as surely as a new image.
+	wrongPlatform = regexp.MustCompile(`(?i)exec format error|no match for platform|does not match the (specified|detected) platform`)
+	// overStorageLimit, overStorageRequest and overEmptyDir are the
+	// kubelet evicting a pod for its local storage: past the containers'
+	// limit, past its request while the node runs short, past an
+	// emptyDir's sizeLimit.
+	overStorageLimit   = regexp.MustCompile(`(?i)exceeds the total limit|exceeded its local ephemeral storage limit`)
+	overStorageRequest = regexp.MustCompile(`(?i)exceeds its request|low on resource: ephemeral-storage`)
+	overEmptyDir       = regexp.MustCompile(`(?i)emptydir volume .* exceeds the limit`)
+	// missingRequest is the autoscaler unable to compute utilization of a
+	// resource the pods do not request.
+	missingRequest = regexp.MustCompile(`(?i)missing request for`)
+	// pastDeadline and pastRetries are a Job's own failure reasons.
+	pastDeadline = regexp.MustCompile(`(?i)deadline`)
+	pastRetries  = regexp.MustCompile(`(?i)backoff ?limit|too many failed`)
+	// refusedAccess is the API server (or another authorizer) refusing
+	// what an identity asks: RBAC, a service account's token.
+	refusedAccess = regexp.MustCompile(`(?i)\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|\bunauthorized\b|access ?denied`)
+	// cannotResolve is a name the pod cannot resolve.
+	cannotResolve = regexp.MustCompile(`(?i)no such host|could not resolve|couldn'?t resolve|name resolution|lookup [^ ]+ on|nxdomain|servfail|temporary failure in name`)
 )
 
 func is(c symptom.Class) effect                        { return effect{class: c} }
@@ -69,6 +91,20 @@ func underAny(keys ...string) func(incident.Field) bool {
 	return func(f incident.Field) bool {
 		for _, k := range keys {
 			if f.Under(k) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// portName is a port's name under a pod's or a Service's ports.
+func portName(f incident.Field) bool { return f.Under("ports") && f.Key() == "name" }
+
+func anyOf(ms ...func(incident.Field) bool) func(incident.Field) bool {
+	return func(f incident.Field) bool {
+		for _, m := range ms {
+			if m(f) {
 				return true
 			}
 		}
@@ -97,16 +133,29 @@ var fieldEffects = []fieldEffect{
 	{noun: "CPU limit", matches: resource("limits", "cpu"), effects: []effect{is(symptom.CPUThrottling),
 		isWhen(symptom.ProbeFailure, timesOut), isWhen(symptom.LivenessKill, timesOut), isWhen(symptom.NotReady, timesOut), is(symptom.Quota)}},
 	{noun: "memory limit", matches: resource("limits", "memory"), effects: []effect{is(symptom.OOM), is(symptom.Quota)}},
-	{noun: "CPU request", matches: resource("requests", "cpu"), effects: []effect{isWhen(symptom.Scheduling, insufficient), is(symptom.Quota)}},
-	{noun: "memory request", matches: resource("requests", "memory"), effects: []effect{isWhen(symptom.Scheduling, insufficient), is(symptom.Quota)}},
+	{noun: "CPU request", matches: resource("requests", "cpu"), effects: []effect{isWhen(symptom.Scheduling, insufficient), is(symptom.Quota), isWhen(symptom.Autoscaling, missingRequest)}},
+	{noun: "memory request", matches: resource("requests", "memory"), effects: []effect{isWhen(symptom.Scheduling, insufficient), is(symptom.Quota), isWhen(symptom.Autoscaling, missingRequest)}},
+	{noun: "ephemeral storage limit", matches: resource("limits", "ephemeral-storage"), effects: []effect{isWhen(symptom.Eviction, overStorageLimit), is(symptom.Quota)}},
+	{noun: "ephemeral storage request", matches: resource("requests", "ephemeral-storage"),
+		effects: []effect{isWhen(symptom.Scheduling, insufficient), isWhen(symptom.Eviction, overStorageRequest), is(symptom.Quota)}},
+	{noun: "emptyDir size limit", matches: keyIs("sizeLimit"), effects: []effect{isWhen(symptom.Eviction, overEmptyDir)}},
 	{noun: "node placement", matches: underAny("nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "nodeName"),
-		effects: []effect{isWhen(symptom.Scheduling, noNodeMatches)}},
+		effects: []effect{isWhen(symptom.Scheduling, noNodeMatches), isWhen(symptom.CrashLoop, wrongPlatform),
+			isWhen(symptom.ContainerStart, wrongPlatform), isWhen(symptom.ImagePull, wrongPlatform)}},
+	{noun: "DNS policy", matches: anyOf(keyIs("dnsPolicy", "hostNetwork"), underAny("dnsConfig")),
+		effects: []effect{is(symptom.DNS), isWhen(symptom.CrashLoop, cannotResolve), isWhen(symptom.ProbeFailure, cannotResolve), isWhen(symptom.JobFailure, cannotResolve)}},
+	{noun: "service account", matches: keyIs("serviceAccountName", "serviceAccount", "automountServiceAccountToken"),
+		effects: []effect{isWhen(symptom.CrashLoop, refusedAccess), isWhen(symptom.JobFailure, refusedAccess), isWhen(symptom.Errors, refusedAccess), isWhen(symptom.ProbeFailure, refusedAccess)}},
+	{noun: "access rules", matches: underAny("subjects", "roleRef", "rules"),
+		effects: []effect{isWhen(symptom.CrashLoop, refusedAccess), isWhen(symptom.JobFailure, refusedAccess), isWhen(symptom.Errors, refusedAccess), isWhen(symptom.ProbeFailure, refusedAccess)}},
+	{noun: "job deadline", matches: keyIs("activeDeadlineSeconds"), effects: []effect{isWhen(symptom.JobFailure, pastDeadline)}},
+	{noun: "job retry limit", matches: keyIs("backoffLimit", "backoffLimitPerIndex"), effects: []effect{isWhen(symptom.JobFailure, pastRetries)}},
 	{noun: "liveness probe", matches: underAny("livenessProbe"), effects: []effect{is(symptom.LivenessKill), is(symptom.ProbeFailure), is(symptom.CrashLoop)}},
 	{noun: "startup probe", matches: underAny("startupProbe"), effects: []effect{is(symptom.LivenessKill), is(symptom.ProbeFailure), is(symptom.CrashLoop)}},
 	{noun: "readiness probe", matches: underAny("readinessProbe"), effects: []effect{is(symptom.ProbeFailure), is(symptom.NotReady), is(symptom.NoEndpoints)}},
 	{noun: "pod labels", matches: templateLabels, effects: []effect{is(symptom.NoEndpoints), is(symptom.TargetDown)}},
 	{noun: "Service selector", matches: serviceSelector, effects: []effect{is(symptom.NoEndpoints), is(symptom.TargetDown)}},
-	{noun: "port", matches: keyIs("port", "targetPort", "containerPort", "number"),
+	{noun: "port", matches: anyOf(keyIs("port", "targetPort", "containerPort", "number"), portName),
 		effects: []effect{is(symptom.NoEndpoints), is(symptom.TargetDown), is(symptom.Errors), isWhen(symptom.ProbeFailure, refused)}},
 	{noun: "image pull secrets", matches: underAny("imagePullSecrets"), effects: []effect{is(symptom.ImagePull)}},
 	{noun: "image", matches: keyIs("image", "tag", "repository"),
@@ -149,6 +198,19 @@ func tabled(fields []incident.Field) bool {
 // first changed field (in diff order) whose row explains class as text
 // shows it, with every other changed field of the same row.
 func fieldFor(fields []incident.Field, class symptom.Class, text string) ([]incident.Field, fieldEffect, bool) {
+	fs, row, ok, _ := fieldTold(fields, class, text)
+	return fs, row, ok
+}
+
+// fieldTold is fieldFor, and whether the evidence's own words point at the
+// field (the row's effect holds only when the message says so: "exec
+// format error" for node placement) rather than the field merely being
+// able to produce the class. A field the message tells of outranks one
+// that can only produce the class.
+func fieldTold(fields []incident.Field, class symptom.Class, text string) ([]incident.Field, fieldEffect, bool, bool) {
+	var fallback []incident.Field
+	var fallbackRow fieldEffect
+	found := false
 	for _, f := range fields {
 		row, ok := fieldRow(f)
 		if !ok {
@@ -164,10 +226,15 @@ func fieldFor(fields []incident.Field, class symptom.Class, text string) ([]inci
 					same = append(same, o)
 				}
 			}
-			return same, row, true
+			if e.when != nil {
+				return same, row, true, true
+			}
+			if !found {
+				fallback, fallbackRow, found = same, row, true
+			}
 		}
 	}
-	return nil, fieldEffect{}, false
+	return fallback, fallbackRow, found, false
 }
 
 // fieldPhrase says what a change did to the fields of one row: "cut its

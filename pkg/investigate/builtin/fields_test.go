@@ -83,3 +83,101 @@ func TestACPULimitExplainsProbeTimeoutsNotRefusals(t *testing.T) {
 	_, _, ok = fieldFor(fields, symptom.ProbeFailure, `Readiness probe failed: Get "http://10.0.1.5:8080/ready": dial tcp 10.0.1.5:8080: connect: connection refused`)
 	g.Expect(ok).To(BeFalse())
 }
+
+const placementThenEnv = `diff --git a/apps/geo/deployment.yaml b/apps/geo/deployment.yaml
+--- a/apps/geo/deployment.yaml
++++ b/apps/geo/deployment.yaml
+@@ -20,6 +20,8 @@ spec:
+         env:
+         - name: CACHE_TTL
+-          value: "300"
++          value: "600"
++      nodeSelector:
++        kubernetes.io/arch: arm64
+`
+
+func TestTheMessageTellsWhichFieldOfSeveral(t *testing.T) {
+	g := NewWithT(t)
+	fields := incident.ChangedFields(placementThenEnv)
+
+	_, row, ok, told := fieldTold(fields, symptom.CrashLoop, "exec /usr/local/bin/app: exec format error")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(told).To(BeTrue(), "the runtime's message points at the platform")
+	g.Expect(row.noun).To(Equal("node placement"), "an env edit cannot make a binary the wrong architecture")
+
+	_, row, ok, told = fieldTold(fields, symptom.CrashLoop, "panic: missing setting FOO")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(told).To(BeFalse(), "a crash without telling words is only something env can produce")
+	g.Expect(row.noun).To(Equal("environment"))
+}
+
+func TestRowsOfTheFieldTable(t *testing.T) {
+	tests := []struct {
+		name, diff string
+		class      symptom.Class
+		message    string
+		noun       string
+	}{
+		{"ephemeral storage limit evicts", "container app: resources.limits {\"ephemeral-storage\":\"4Gi\"} -> {\"ephemeral-storage\":\"512Mi\"}",
+			symptom.Eviction, "Pod ephemeral local storage usage exceeds the total limit of containers 512Mi. ", "ephemeral storage limit"},
+		{"a dropped CPU request blinds the autoscaler", "container app: resources.requests {\"cpu\":\"500m\"} -> {}",
+			symptom.Autoscaling, "failed to get cpu utilization: missing request for cpu in container app of Pod app-1", "CPU request"},
+		{"hostNetwork without its DNS policy", "@@ -30,3 +30,4 @@ spec:\n     spec:\n+      hostNetwork: true\n       containers:\n",
+			symptom.CrashLoop, "dial tcp: lookup kafka.streaming.svc on 10.0.0.2:53: no such host", "DNS policy"},
+		{"a Job's deadline", "@@ -8,3 +8,3 @@ spec:\n       template:\n         spec:\n-          activeDeadlineSeconds: 7200\n+          activeDeadlineSeconds: 600\n",
+			symptom.JobFailure, "DeadlineExceeded: Job was active longer than specified deadline", "job deadline"},
+		{"a binding's subjects", "@@ -9,3 +9,3 @@ roleRef:\n subjects:\n - kind: ServiceAccount\n-  name: fraud\n+  name: other\n",
+			symptom.CrashLoop, `configmaps is forbidden: User "system:serviceaccount:fraud:fraud" cannot list resource "configmaps"`, "access rules"},
+		{"a renamed container port", "container app: ports.name http -> web",
+			symptom.NoEndpoints, "the Service's targetPort \"http\" names no port of the pods it selects", "port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			fields := incident.ChangedFields(tt.diff)
+			g.Expect(fields).NotTo(BeEmpty(), "the diff reads as fields")
+			_, row, ok := fieldFor(fields, tt.class, tt.message)
+			g.Expect(ok).To(BeTrue())
+			g.Expect(row.noun).To(Equal(tt.noun))
+		})
+	}
+}
+
+const bindingRemoved = `diff --git a/apps/fraud/rbac.yaml b/apps/fraud/rbac.yaml
+deleted file mode 100644
+--- a/apps/fraud/rbac.yaml
++++ /dev/null
+@@ -1,12 +0,0 @@
+-apiVersion: rbac.authorization.k8s.io/v1
+-kind: RoleBinding
+-metadata:
+-  name: scorer-reads-rules
+-  namespace: fraud
+-roleRef:
+-  apiGroup: rbac.authorization.k8s.io
+-  kind: Role
+-  name: rules-reader
+-subjects:
+-- kind: ServiceAccount
+-  name: scorer
+`
+
+func TestARemovedBindingReachesTheAccountItGranted(t *testing.T) {
+	g := NewWithT(t)
+	ch := incident.Change{Kind: "Kustomization", Namespace: "flux-system", Name: "fraud", Diff: bindingRemoved,
+		Touches: []string{"RoleBinding/fraud/scorer-reads-rules"}}
+	sa, ok := grantsTo(ch, map[string]bool{"fraud/scorer": true})
+	g.Expect(ok).To(BeTrue())
+	g.Expect(sa).To(Equal("ServiceAccount/fraud/scorer"))
+
+	_, ok = grantsTo(ch, map[string]bool{"fraud/other": true})
+	g.Expect(ok).To(BeFalse(), "a binding of another account does not reach the subject")
+
+	ch.Touches = []string{"Deployment/fraud/scorer"}
+	ch.Diff = "-  serviceAccountName: scorer\n"
+	_, ok = grantsTo(ch, map[string]bool{"fraud/scorer": true})
+	g.Expect(ok).To(BeFalse(), "only Roles and bindings grant access")
+
+	obs := Observations{Texts: map[string]string{"pod_status": `Error: configmaps is forbidden: User "system:serviceaccount:fraud:scorer" cannot list resource "configmaps"`}}
+	g.Expect(accountsOf(obs, nil)).To(HaveKey("fraud/scorer"), "the refusal names the account")
+}

@@ -129,7 +129,7 @@ func frontRule(rc ruleContext) []graphHypothesis {
 		}
 		near := []string{}
 		for _, e := range g.Out(svc.Ref()) {
-			if e.Rel == graph.RelNearlySelects {
+			if e.Rel == graph.RelNearlySelects || e.Rel == graph.RelMissesPortOf {
 				near = append(near, e.To)
 			}
 		}

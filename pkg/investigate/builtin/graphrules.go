@@ -1228,6 +1228,9 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		}
 	}
 	for _, n := range cands {
+		if h, ok := blindAutoscaler(req, g, n); ok {
+			return []graphHypothesis{h}
+		}
 		if !n.Has("AtMaxReplicas") {
 			continue
 		}
@@ -1258,6 +1261,40 @@ func hpaRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 		return []graphHypothesis{h}
 	}
 	return nil
+}
+
+// blindAutoscaler: an autoscaler that cannot compute its metric
+// (ScalingActive or AbleToScale False: a resource the pods do not request,
+// a metric the adapter does not serve) does not scale at all; the change
+// whose field the condition's message points at — a request dropped from
+// the target's pods — is its cause.
+func blindAutoscaler(req incident.Request, g *graph.Graph, n *graph.Node) (graphHypothesis, bool) {
+	var cond *graph.Symptom
+	for i := range n.Symptoms {
+		if t := n.Symptoms[i].Type; t == "ScalingActive" || t == "AbleToScale" {
+			cond = &n.Symptoms[i]
+			break
+		}
+	}
+	if cond == nil {
+		return graphHypothesis{}, false
+	}
+	h := graphHypothesis{}
+	target := n
+	for _, e := range g.Out(n.Ref()) {
+		if t := g.Node(e.To); e.Rel == graph.RelScales && t != nil {
+			target = t
+		}
+	}
+	h.entities = appendUnique([]string{n.Ref()}, target.Ref(), cond.Word)
+	h.explains = append(h.explains, cond.Word)
+	h.summary = fmt.Sprintf("%s cannot scale %s: %s is False (%s): %s", n.Ref(), target.Ref(), cond.Type, cond.Word, cond.Message)
+	h.evidence = []string{evidenceLine(n)}
+	h.confidence = cap(weightHPABlind)
+	onset := Onset(g, req.Start)
+	c, what, on := fieldChangeOn(g, []string{target.Ref(), n.Ref()}, symptom.Autoscaling, cond.Message, onset, DefaultWindow)
+	withFieldChange(&h, c, what, on, onset)
+	return h, true
 }
 
 // capWindow is how long before saturation a change that lowered an
@@ -1471,7 +1508,14 @@ func jobRule(req incident.Request, g *graph.Graph, onset time.Time, window time.
 		}
 		h.evidence = append([]string{evidenceLine(n)}, h.evidence...)
 		h.confidence = cap(weightJobFailed)
-		attachChange(&h, req, g, []string{n.Ref(), owner.Ref()}, onset, window)
+		// The change whose field the Job's own reason points at (a deadline
+		// cut for DeadlineExceeded), else the latest one.
+		if c, what, on := fieldChangeOn(g, []string{n.Ref(), owner.Ref()}, symptom.JobFailure, failed.Word+": "+failed.Message, onset, window); c != nil {
+			withFieldChange(&h, c, what, on, onset)
+			h.confidence = math.Max(h.confidence, cap(weightJobFailed))
+		} else {
+			attachChange(&h, req, g, []string{n.Ref(), owner.Ref()}, onset, window)
+		}
 		return []graphHypothesis{h}
 	}
 	return nil

@@ -45,6 +45,10 @@ const (
 	// weightEarlierChange scales a change the subject ran after while a
 	// later change explains the same symptom.
 	weightEarlierChange = 0.6
+	// weightUntold scales a change whose field can produce the symptom's
+	// class when another change's field is what the symptom's own message
+	// points at.
+	weightUntold = 0.5
 	// weightVictimChange scales a change to a workload whose dependency is
 	// down, when the change does not touch how it reaches the dependency.
 	weightVictimChange = 0.5
@@ -69,6 +73,7 @@ const (
 	weightClassMissingAlone = 0.75 // a claim Pending on a StorageClass that does not exist
 	weightCertExpiredAlone  = 0.75 // a certificate past its notAfter
 	weightCertExpiringAlone = 0.35 // a certificate close to its notAfter
+	weightEvictionAlone     = 0.5  // pods the kubelet evicts, with its reason
 	// Nodes: trouble on a node the subject's pods run on (or wait for)
 	// explains their failure; elsewhere it is a lead.
 	weightNodeDownHere          = 0.75
@@ -85,6 +90,7 @@ const (
 	weightHPAAtMax         = 0.5  // an autoscaler at its maximum while the subject saturates
 	weightHPAAtMaxNamed    = 0.65 // … when the alert names autoscaling or replicas
 	weightHPACapChange     = 0.74 // … and a change lowered the maximum
+	weightHPABlind         = 0.6  // an autoscaler that cannot compute its metric, so it does not scale
 	weightNodeSubject      = 0.7  // a node subject's own condition
 	weightJobFailed        = 0.6  // a Job run that failed, with its pods' reason
 
@@ -201,6 +207,7 @@ var aspectFit = map[symptom.Class]map[string]float64{
 	symptom.LivenessKill:    {"probes": 0.9, "ports": 0.85, "image": 0.6, "config": 0.55, "env": 0.55, "chart": 0.5},
 	symptom.Quota:           {"replicas": 0.85, "resources": 0.8, "chart": 0.5},
 	symptom.Volume:          {"storage": 0.85, "chart": 0.5},
+	symptom.Eviction:        {"resources": 0.85, "storage": 0.6, "chart": 0.5},
 }
 
 // fits is a symptom's row of aspectFit, copied so a detector may add to it.

@@ -590,7 +590,7 @@ func (st *build) addHPA(h *autoscalingv2.HorizontalPodAutoscaler) *Node {
 	}
 	if t := h.Spec.ScaleTargetRef; t.Kind != "" && t.Name != "" {
 		if w := st.read(t.Kind, h.Namespace, t.Name); w != nil {
-			st.g.Link(n.Ref(), "scales", w.Ref(), "")
+			st.g.Link(n.Ref(), RelScales, w.Ref(), "")
 		}
 	}
 	st.appliersOf(n, h)

@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/runlore/runlore/pkg/podspec"
@@ -904,10 +905,69 @@ func (st *build) addService(s *corev1.Service) *Node {
 			}
 		} else if notReady > 0 {
 			msg = fmt.Sprintf("the Service has no ready endpoint (%d not ready)", notReady)
+		} else if why := st.namedPortMissing(n, s); why != "" {
+			msg = why
 		}
 		n.Symptoms = append(n.Symptoms, Symptom{Word: "NoReadyEndpoints", Source: "status", Message: msg})
 	}
 	return n
+}
+
+// namedPortMissing: a Service whose pods are selected and ready but whose
+// named targetPort no container of theirs declares has endpoints without
+// that port, so nothing routes. It links the Service to the workloads it
+// selects (RelMissesPortOf) and says which names the pods declare.
+func (st *build) namedPortMissing(n *Node, s *corev1.Service) string {
+	var pods corev1.PodList
+	if !st.list(&pods, gkPod, s.Namespace) {
+		return ""
+	}
+	sel := labels.SelectorFromSet(s.Spec.Selector)
+	declared := map[string]bool{}
+	var selected []*corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		selected = append(selected, p)
+		for _, c := range podspec.Containers(&p.Spec) {
+			for _, cp := range c.Ports {
+				if cp.Name != "" {
+					declared[cp.Name] = true
+				}
+			}
+		}
+	}
+	if len(selected) == 0 {
+		return ""
+	}
+	for _, sp := range s.Spec.Ports {
+		name := sp.TargetPort.StrVal
+		if sp.TargetPort.Type != intstr.String || name == "" || declared[name] {
+			continue
+		}
+		names := make([]string, 0, len(declared))
+		for d := range declared {
+			names = append(names, d)
+		}
+		sort.Strings(names)
+		seen := map[string]bool{}
+		for _, p := range selected {
+			pn := st.addPod(p)
+			if pn == nil {
+				continue
+			}
+			owner := st.topOwner(pn)
+			if owner != nil && !seen[owner.Ref()] {
+				seen[owner.Ref()] = true
+				st.g.Link(n.Ref(), RelMissesPortOf, owner.Ref(), "targetPort "+name)
+			}
+		}
+		n.fact("targetPortMissing", name)
+		return fmt.Sprintf("the Service's targetPort %q names no port of the pods it selects (they declare %s), so its endpoints carry no port", name, nameOr(strings.Join(names, ", "), "no named port"))
+	}
+	return ""
 }
 
 func nameOr(a, b string) string {

@@ -40,6 +40,9 @@ const (
 	// RelNearlySelects links a Service that selects no pod to a workload
 	// whose pods carry all but some of the selector's labels.
 	RelNearlySelects = "nearly-selects"
+	// RelMissesPortOf links a Service to the workloads it selects whose
+	// pods declare no port of the name its targetPort gives.
+	RelMissesPortOf = "misses-port-of"
 )
 
 var (

@@ -56,6 +56,7 @@ const (
 	RelClassOf      = "class"
 	RelInScopeOf    = "in-scope-of"
 	RelScaledBy     = "scaled-by"
+	RelScales       = "scales"
 	RelRequestedFor = "requested-for"
 	RelRunsPod      = "runs"
 )

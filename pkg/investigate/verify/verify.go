@@ -257,6 +257,9 @@ func touchesWorkload(c incident.Change, req incident.Request, obs *builtin.Obser
 			}
 		}
 	}
+	if obs != nil && builtin.GrantsAccess(c, req, *obs) {
+		return true
+	}
 	if obs == nil || obs.Workload == nil {
 		// Without the workload's configuration, a config change cannot be
 		// ruled out.
