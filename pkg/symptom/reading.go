@@ -16,7 +16,10 @@ limitations under the License.
 
 package symptom
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // telling are reasons in the order a finding names them when an object shows
 // several: the one that says most about what failed first. A reason not
@@ -98,6 +101,36 @@ func Lacking(kind, word string) bool {
 	for _, k := range classes {
 		if k == c {
 			return true
+		}
+	}
+	return false
+}
+
+var (
+	connectionWords = regexp.MustCompile(`(?i)connection refused|connection reset|i/o timeout|timed? ?out|timeout|no route to host|unreachable|cannot reach|can't reach|could not connect|failed to connect|dial tcp|connect:|econnrefused|upstream|503|502`)
+	addressWords    = regexp.MustCompile(`(?i)no ips? (currently )?available|unable to allocate ip|failed to allocate|ipam|ip address(es)? (exhausted|available)|failed to assign an ip|no available ip|insufficient ip`)
+)
+
+// CannotConnect reports whether a failure's words say a connection was
+// refused, reset, timed out or never routed: what a workload meets when
+// something it calls, or the path to it, is down.
+func CannotConnect(text string) bool { return connectionWords.MatchString(text) }
+
+// CannotResolve reports whether a failure's words say a name did not
+// resolve (the dns class).
+func CannotResolve(text string) bool { return Reads(text, DNS) }
+
+// OutOfAddresses reports whether a sandbox failure's words say the
+// network plugin has no pod address left to give.
+func OutOfAddresses(text string) bool { return addressWords.MatchString(text) }
+
+// Reads reports whether text reads as any of the classes.
+func Reads(text string, cs ...Class) bool {
+	for _, c := range InText(text) {
+		for _, want := range cs {
+			if c == want {
+				return true
+			}
 		}
 	}
 	return false

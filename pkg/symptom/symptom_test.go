@@ -283,3 +283,15 @@ func TestReadingsOfAWord(t *testing.T) {
 		}
 	}
 }
+
+func TestReadingsOfFailureWords(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(CannotResolve("dial tcp: lookup kafka.streaming.svc on 10.0.0.2:53: no such host")).To(BeTrue())
+	g.Expect(CannotResolve("getaddrinfo: unable to resolve host orders-db")).To(BeTrue(), "the resolver's other wording")
+	g.Expect(CannotResolve("connection refused")).To(BeFalse())
+	g.Expect(CannotConnect("dial tcp 10.0.3.7:6379: connect: connection refused")).To(BeTrue())
+	g.Expect(CannotConnect("panic: missing setting FOO")).To(BeFalse())
+	g.Expect(OutOfAddresses("plugin type=\"aws-cni\" failed (add): add cmd: failed to assign an IP address to container")).To(BeTrue())
+	g.Expect(OutOfAddresses("failed to set up sandbox container network: permission denied")).To(BeFalse())
+	g.Expect(Reads("Readiness probe failed: HTTP probe failed with statuscode: 503", DNS, Certificate)).To(BeFalse())
+}

@@ -126,7 +126,7 @@ var table = []row{
 		phrases: []string{`no (ready )?endpoints`, `endpoints? (is |are )?empty`, `selects? no pods`, `selector (does not|doesn'?t|no longer) match`, `no (healthy )?(upstream|backends?)`, `no endpoints available`},
 		shadows: []Class{TargetDown, NotReady}},
 	{class: DNS,
-		phrases: []string{`dns`, `no such host`, `nxdomain`, `(could not|couldn'?t|cannot|can'?t|failed to) resolve`, `name resolution`, `lookup [^ ]+ (on|:)`, `coredns`, `servfail`},
+		phrases: []string{`dns`, `no such host`, `nxdomain`, `(could not|couldn'?t|cannot|can'?t|failed to|unable to) resolve`, `name resolution`, `lookup [^ ]+ (on|:)`, `coredns`, `servfail`},
 		shadows: []Class{Network}},
 	{class: Network,
 		phrases: []string{`network ?polic`, `connection (timed out|timeout|reset)`, `i/o timeout`, `(packets?|traffic) (dropped|denied|blocked)`, `drop(ped|s)? (by|traffic)`, `egress`, `ingress (denied|blocked)`, `no route to host`, `network (is )?unreachable`, `policy (denied|verdict)`, `firewall`, `security group`},

@@ -39,6 +39,9 @@ type fieldEffect struct {
 type effect struct {
 	class symptom.Class
 	when  *regexp.Regexp
+	// reads is the class the evidence must also read as (the symptom
+	// vocabulary's words), where when is not enough.
+	reads symptom.Class
 }
 
 var (
@@ -69,12 +72,14 @@ var (
 	// refusedAccess is the API server (or another authorizer) refusing
 	// what an identity asks: RBAC, a service account's token.
 	refusedAccess = regexp.MustCompile(`(?i)\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|\bunauthorized\b|access ?denied`)
-	// cannotResolve is a name the pod cannot resolve.
-	cannotResolve = regexp.MustCompile(`(?i)no such host|could not resolve|couldn'?t resolve|name resolution|lookup [^ ]+ on|nxdomain|servfail|temporary failure in name`)
 )
 
 func is(c symptom.Class) effect                        { return effect{class: c} }
 func isWhen(c symptom.Class, re *regexp.Regexp) effect { return effect{class: c, when: re} }
+
+// isReading: the class, when the evidence reads as another class too (a
+// crash whose words say a name did not resolve).
+func isReading(c, reads symptom.Class) effect { return effect{class: c, reads: reads} }
 
 func keyIs(keys ...string) func(incident.Field) bool {
 	return func(f incident.Field) bool {
@@ -143,7 +148,7 @@ var fieldEffects = []fieldEffect{
 		effects: []effect{isWhen(symptom.Scheduling, noNodeMatches), isWhen(symptom.CrashLoop, wrongPlatform),
 			isWhen(symptom.ContainerStart, wrongPlatform), isWhen(symptom.ImagePull, wrongPlatform)}},
 	{noun: "DNS policy", matches: anyOf(keyIs("dnsPolicy", "hostNetwork"), underAny("dnsConfig")),
-		effects: []effect{is(symptom.DNS), isWhen(symptom.CrashLoop, cannotResolve), isWhen(symptom.ProbeFailure, cannotResolve), isWhen(symptom.JobFailure, cannotResolve)}},
+		effects: []effect{is(symptom.DNS), isReading(symptom.CrashLoop, symptom.DNS), isReading(symptom.ProbeFailure, symptom.DNS), isReading(symptom.JobFailure, symptom.DNS)}},
 	{noun: "service account", matches: keyIs("serviceAccountName", "serviceAccount", "automountServiceAccountToken"),
 		effects: []effect{isWhen(symptom.CrashLoop, refusedAccess), isWhen(symptom.JobFailure, refusedAccess), isWhen(symptom.Errors, refusedAccess), isWhen(symptom.ProbeFailure, refusedAccess)}},
 	{noun: "access rules", matches: underAny("subjects", "roleRef", "rules"),
@@ -171,7 +176,7 @@ var fieldEffects = []fieldEffect{
 
 // explainsSeen reports whether an effect accounts for what a finding shows.
 func (e effect) explainsSeen(class symptom.Class, text string) bool {
-	return e.class == class && (e.when == nil || e.when.MatchString(text))
+	return e.class == class && (e.when == nil || e.when.MatchString(text)) && (e.reads == "" || symptom.Reads(text, e.reads))
 }
 
 // fieldRow is the table row that names f, if any.
@@ -226,7 +231,7 @@ func fieldTold(fields []incident.Field, class symptom.Class, text string) ([]inc
 					same = append(same, o)
 				}
 			}
-			if e.when != nil {
+			if e.when != nil || e.reads != "" {
 				return same, row, true, true
 			}
 			if !found {

@@ -160,12 +160,6 @@ func startupNoise(l located) bool {
 	return !last.After(since)
 }
 
-var (
-	connWords = regexp.MustCompile(`(?i)connection refused|connection reset|i/o timeout|timed? ?out|timeout|no route to host|unreachable|cannot reach|can't reach|could not connect|failed to connect|dial tcp|connect:|econnrefused|upstream|503|502`)
-	dnsWords  = regexp.MustCompile(`(?i)name resolution|resolv|no such host|nxdomain|lookup .* on|dns|servfail|could not resolve|temporary failure in name`)
-	ipWords   = regexp.MustCompile(`(?i)no ips? (currently )?available|unable to allocate ip|failed to allocate|ipam|ip address(es)? (exhausted|available)|failed to assign an ip|no available ip|insufficient ip`)
-)
-
 // ruleContext is what every rule reads: the request, the incident graph,
 // when the trouble began and how far back a change may explain it (the
 // window, computed once by Analyze).
@@ -689,7 +683,7 @@ func dependencyRule(req incident.Request, g *graph.Graph, onset time.Time, windo
 		if mentions(sideText, svc) {
 			strength = weightDependencyNamed
 		}
-		if connWords.MatchString(sideText) || dnsWords.MatchString(sideText) {
+		if symptom.CannotConnect(sideText) || symptom.CannotResolve(sideText) {
 			strength += weightDependencyWords
 		}
 		if !subjectFailing(g) {
@@ -771,7 +765,7 @@ func policyRule(req incident.Request, g *graph.Graph, onset time.Time, window ti
 	for _, n := range subjectSide(g) {
 		text += " " + symptomText(n)
 	}
-	conn, dns := connWords.MatchString(text), dnsWords.MatchString(text)
+	conn, dns := symptom.CannotConnect(text), symptom.CannotResolve(text)
 	if w, _ := failureWord(subjectSide(g)); !symptom.OverTheNetwork(w) {
 		conn, dns = false, false
 	}
@@ -844,10 +838,10 @@ func sandboxRule(req incident.Request, g *graph.Graph) []graphHypothesis {
 				continue
 			}
 			byNode[n.Fact("node")] = append(byNode[n.Fact("node")], n.Ref())
-			if sample.Word == "" || ipWords.MatchString(s.Message) {
+			if sample.Word == "" || symptom.OutOfAddresses(s.Message) {
 				sample = s
 			}
-			if ipWords.MatchString(s.Message) {
+			if symptom.OutOfAddresses(s.Message) {
 				ipExhausted = true
 			}
 			break
