@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -743,4 +744,40 @@ func TestUnrelatedFailuresOnOneNodeStayApart(t *testing.T) {
 	}, eventually, 250*time.Millisecond).Should(Succeed())
 	g.Consistently(func(g Gomega) { g.Expect(c.incidents(g)).To(HaveLen(2)) }, 2*time.Second, 250*time.Millisecond).Should(Succeed())
 	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
+
+// TestStormOfAnExhaustedQuota: three workloads of a namespace whose
+// ResourceQuota is used up follow one parent naming the quota.
+func TestStormOfAnExhaustedQuota(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	node := ns + "-node"
+	c.node(node, true)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("job-%d", i), node, "")
+	}
+	// The quota is used up by the pods that run: the next one is refused.
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "compute", Namespace: ns},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}}}
+	g.Expect(k8sClient.Create(ctx, q)).To(Succeed())
+	q.Status = corev1.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}}
+	g.Expect(k8sClient.Status().Update(ctx, q)).To(Succeed())
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("job-%d", i), "KubeDeploymentReplicasMismatch", fmt.Sprintf("job-%d", i))
+	}
+	parentName := correlate.ParentName("ResourceQuota/" + ns + "/compute")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "ResourceQuota", Namespace: ns, Name: "compute"}))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			if inc.Name != parentName {
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(1))
 }
