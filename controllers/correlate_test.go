@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,17 +83,22 @@ func (c *stormCluster) node(name string, ready bool) {
 // workload creates a Deployment and one crash-looping pod of it on node,
 // with env naming the given host.
 func (c *stormCluster) workload(name, node, calls string) {
+	c.workloadIn(c.ns, name, node, calls)
+}
+
+// workloadIn is workload in another namespace of the test's.
+func (c *stormCluster) workloadIn(ns, name, node, calls string) {
 	labels := map[string]string{"app": name}
 	spec := corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.example/" + name + ":1"}}}
 	if calls != "" {
 		spec.Containers[0].Env = []corev1.EnvVar{{Name: "DB_HOST", Value: calls}}
 	}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns, Labels: c.applied},
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: c.applied},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
 	c.g.Expect(k8sClient.Create(c.ctx, d)).To(Succeed())
 	yes := true
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: c.ns, Labels: labels,
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: ns, Labels: labels,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: d.UID, Controller: &yes}}},
 		Spec: spec}
 	c.g.Expect(k8sClient.Create(c.ctx, p)).To(Succeed())
@@ -102,9 +109,16 @@ func (c *stormCluster) workload(name, node, calls string) {
 
 // alert opens an Incident for the workload, as an alert applied by hand.
 func (c *stormCluster) alert(name, alertName, workload string) {
-	inc := newIncident(c.ns, name)
+	c.alertIn(c.ns, name, alertName, workload, nil)
+}
+
+// alertIn opens an Incident in ns for the workload of ns, with the given
+// annotations (the receiver's alert-group hint).
+func (c *stormCluster) alertIn(ns, name, alertName, workload string, annotations map[string]string) {
+	inc := newIncident(ns, name)
+	inc.Annotations = annotations
 	inc.Spec.AlertName, inc.Spec.Title = alertName, workload+" "+alertName
-	inc.Spec.Workload = &runlorev1.Workload{Namespace: c.ns, Kind: "Deployment", Name: workload}
+	inc.Spec.Workload = &runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: workload}
 	c.g.Expect(k8sClient.Create(c.ctx, inc)).To(Succeed())
 }
 
@@ -123,18 +137,65 @@ func (c *stormCluster) investigations(g Gomega) []runlorev1.Investigation {
 // startStormManager runs the reconcilers with a Slack fake and the card
 // updater, under a TriggerPolicy that correlates with a short gather.
 func startStormManager(t *testing.T, ns string) *slackAPI {
+	return startStormManagerOver(t, ns, nil, nil)
+}
+
+// startStormManagerOver is startStormManager for a manager that sees the
+// operator's namespace opNS and the namespaces others, as lore serve sees
+// every namespace it may read, with the TriggerPolicy in opNS (correlation
+// as given, else the short gather) and every namespace routed to the room.
+func startStormManagerOver(t *testing.T, opNS string, others []string, correlation *runlorev1.CorrelationPolicy) *slackAPI {
 	api, ts := newSlackAPI(t)
-	routes, _ := notify.ParseRoutes("--slack-channels", ns+"="+slackRoom)
+	all := append([]string{opNS}, others...)
+	var spec []string
+	for _, ns := range all {
+		spec = append(spec, ns+"="+slackRoom)
+	}
+	routes, _ := notify.ParseRoutes("--slack-channels", strings.Join(spec, ","))
 	app := &notify.SlackApp{Token: "xoxb-test", APIURL: ts.URL + "/api/", Channels: routes}
-	runManager(t, ns, Options{Steps: testSteps(&stepLog{}, false, nil), Notifier: app, SustainedClear: time.Second}, nil,
+	opts := Options{Steps: testSteps(&stepLog{}, false, nil), Notifier: app, SustainedClear: time.Second}
+	if len(others) > 0 {
+		opts.OperatorNamespace = opNS
+	}
+	runManagerOver(t, all, opts, nil,
 		func(mgr ctrl.Manager) {
 			NewWithT(t).Expect((&chat.CardUpdater{Client: mgr.GetClient(), Updater: app}).SetupWithManager(mgr)).To(Succeed())
 		})
-	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
-		Spec: runlorev1.TriggerPolicySpec{CoalesceWindow: metav1.Duration{Duration: 2 * time.Minute},
-			Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
+	if correlation == nil {
+		correlation = &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}
+	}
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: opNS},
+		Spec: runlorev1.TriggerPolicySpec{CoalesceWindow: metav1.Duration{Duration: 2 * time.Minute}, Correlation: correlation}}
 	NewWithT(t).Expect(k8sClient.Create(context.Background(), policy)).To(Succeed())
 	return api
+}
+
+// latestCard is the card as last posted or rewritten among those that
+// mention substr.
+func (s *slackAPI) latestCard(substr string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.calls) - 1; i >= 0; i-- {
+		if m := s.calls[i]["_method"]; m != "chat.update" && m != "chat.postMessage" {
+			continue
+		}
+		raw, _ := json.Marshal(s.calls[i]["blocks"])
+		if strings.Contains(string(raw), substr) {
+			return string(raw)
+		}
+	}
+	return ""
+}
+
+// stormCards are the posted cards that speak for a storm.
+func (s *slackAPI) stormCards() []string {
+	var out []string
+	for _, p := range s.posts() {
+		if strings.Contains(p, "Affected workloads") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (s *slackAPI) posts() []string {
@@ -472,4 +533,251 @@ func TestNodeLevelAlertsJoinTheNodeStorm(t *testing.T) {
 		g.Expect(linked).To(Equal(5))
 	}, eventually, 250*time.Millisecond).Should(Succeed())
 	g.Expect(c.investigations(g)).To(HaveLen(1), "the Node's own alerts open no investigation of their own")
+}
+
+// TestStormAcrossNamespaces: Incidents live in their workloads'
+// namespaces. Five workloads of three namespaces (never three in one) run
+// on one NotReady Node, and three workloads of two namespaces call a
+// Service without endpoints in a third. Each shared object gets one parent,
+// opened in the operator's namespace since its members span several; every
+// member links to it by name and follows its Investigation there; the
+// label selects the group across namespaces; one card per storm lists the
+// workloads of every namespace and is rewritten when a late member joins.
+func TestStormAcrossNamespaces(t *testing.T) {
+	c := newStormCluster(t)
+	g, opNS, ctx := c.g, c.ns, c.ctx
+	shop, pay, search, db := newNamespace(t), newNamespace(t), newNamespace(t), newNamespace(t)
+	bad, good := opNS+"-node-a", opNS+"-node-b"
+	c.node(bad, false)
+	c.node(good, true)
+	onNode := [][2]string{{shop, "cart"}, {shop, "checkout"}, {pay, "ledger"}, {pay, "refunds"}, {search, "indexer"}}
+	for _, w := range onNode {
+		c.workloadIn(w[0], w[1], bad, "")
+	}
+	c.workloadIn(search, "late", bad, "")
+	dbSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-db", Namespace: db},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "orders-db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}
+	g.Expect(k8sClient.Create(ctx, dbSvc)).To(Succeed())
+	callers := [][2]string{{shop, "orders"}, {shop, "invoices"}, {pay, "billing"}}
+	for _, w := range callers {
+		c.workloadIn(w[0], w[1], good, "orders-db."+db+".svc.cluster.local")
+	}
+	api := startStormManagerOver(t, opNS, []string{shop, pay, search, db}, nil)
+	for _, w := range append(onNode, callers...) {
+		c.alertIn(w[0], w[1], "KubePodCrashLooping", w[1], nil)
+	}
+
+	nodeParent, svcParent := correlate.ParentName("Node/"+bad), correlate.ParentName("Service/"+db+"/orders-db")
+	storm := func(g Gomega, parentName string, members [][2]string) *runlorev1.Incident {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: opNS, Name: parentName}, parent)).To(Succeed(), "the parent opens in the operator's namespace")
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, w := range members {
+			inc := &runlorev1.Incident{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: w[0], Name: w[1]}, inc)).To(Succeed())
+			g.Expect(inc.Status.Parent).To(Equal(parentName), "%s/%s", w[0], w[1])
+			g.Expect(inc.Labels).To(HaveKeyWithValue(runlorev1.GroupLabel, parentName))
+			g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), "%s/%s is answered from the parent", w[0], w[1])
+			g.Expect(inc.Status.Phase).To(Equal(runlorev1.IncidentDiagnosed), "%s/%s mirrors the parent's Investigation", w[0], w[1])
+		}
+		return parent
+	}
+	g.Eventually(func(g Gomega) {
+		parent := storm(g, nodeParent, onNode)
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Node", Name: bad}))
+		parent = storm(g, svcParent, callers)
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Service", Namespace: db, Name: "orders-db"}))
+	}, 2*eventually, 250*time.Millisecond).Should(Succeed())
+
+	for _, ns := range []string{shop, pay, search} {
+		var invs runlorev1.InvestigationList
+		g.Expect(k8sClient.List(ctx, &invs, client.InNamespace(ns))).To(Succeed())
+		g.Expect(invs.Items).To(BeEmpty(), "no member opens an Investigation of its own in %s", ns)
+	}
+	g.Expect(c.investigations(g)).To(HaveLen(2), "one Investigation per storm, beside its parent")
+	var group runlorev1.IncidentList
+	g.Expect(k8sClient.List(ctx, &group, client.MatchingLabels{runlorev1.GroupLabel: nodeParent})).To(Succeed())
+	g.Expect(group.Items).To(HaveLen(len(onNode)+1), "the label selects the storm in every namespace")
+
+	g.Eventually(func(g Gomega) {
+		cards := api.stormCards()
+		g.Expect(cards).To(HaveLen(2), "one card per storm")
+		g.Expect(api.posts()).To(HaveLen(2), "members post none")
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		card := api.latestCard(bad)
+		g.Expect(card).To(ContainSubstring("Affected workloads (5 firing)"))
+		for _, w := range onNode {
+			g.Expect(card).To(ContainSubstring("Deployment/" + w[0] + "/" + w[1]))
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+
+	// A late member joins the standing storm: the card is rewritten.
+	c.alertIn(search, "late", "KubePodCrashLooping", "late", nil)
+	g.Eventually(func(g Gomega) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: search, Name: "late"}, inc)).To(Succeed())
+		g.Expect(inc.Status.Parent).To(Equal(nodeParent))
+		u := api.latestCard(bad)
+		g.Expect(u).To(ContainSubstring("Affected workloads (6 firing)"))
+		g.Expect(u).To(ContainSubstring("Deployment/" + search + "/late"))
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(api.posts()).To(HaveLen(2), "the late member posts none")
+}
+
+// TestStormOfAFailingWebhook: three workloads whose pods an admission
+// webhook refuses to admit (it does not answer) follow one parent naming
+// the webhook; a workload another webhook denies stays apart.
+func TestStormOfAFailingWebhook(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	refuse := func(name, message string) {
+		sel := map[string]string{"app": name}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: sel},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/" + name + ":1"}}}}}}
+		g.Expect(k8sClient.Create(ctx, d)).To(Succeed())
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+			Reason: "FailedCreate", Message: message, LastTransitionTime: metav1.Now(), LastUpdateTime: metav1.Now()}}
+		g.Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
+	}
+	down := `Internal error occurred: failed calling webhook "validate.images.example.com": failed to call webhook: ` +
+		`Post "https://image-policy.policy.svc:443/validate?timeout=10s": dial tcp 10.96.14.2:443: connect: connection refused`
+	for i := range 3 {
+		refuse(fmt.Sprintf("api-%d", i), down)
+	}
+	refuse("batch", `admission webhook "quota.tenants.example.com" denied the request: tenant over its pod budget`)
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("api-%d", i), "KubeDeploymentReplicasMismatch", fmt.Sprintf("api-%d", i))
+	}
+	c.alert("batch", "KubeDeploymentReplicasMismatch", "batch")
+
+	parentName := correlate.ParentName("AdmissionWebhook/validate.images.example.com")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "AdmissionWebhook", Name: "validate.images.example.com"}))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case "batch":
+				g.Expect(inc.Status.Parent).To(BeEmpty())
+				g.Expect(inc.Status.Investigation).To(Equal("batch-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
+
+// TestAlertGroupIsAHintNotTheRule: two workloads on a NotReady Node whose
+// alerts came in one Alertmanager group form a storm without waiting for a
+// third member (the group counts towards the threshold of three); a third
+// alert of the same group, about a workload on a Ready Node, shares nothing
+// on the graph and is investigated on its own.
+func TestAlertGroupIsAHintNotTheRule(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	bad, good := ns+"-node-a", ns+"-node-b"
+	c.node(bad, false)
+	c.node(good, true)
+	c.workload("cart", bad, "")
+	c.workload("ledger", bad, "")
+	c.workload("search", good, "")
+	// A gather longer than the test waits: without the hint, the two on
+	// the Node would be held for a third and then investigated apart.
+	startStormManagerOver(t, ns, nil, &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: time.Hour}, Window: &metav1.Duration{Duration: time.Hour}})
+	group := map[string]string{runlorev1.AlertGroupAnnotation: "5f0c2a9d41e7b388"}
+	for _, w := range []string{"cart", "ledger", "search"} {
+		c.alertIn(ns, w, "KubePodCrashLooping", w, group)
+	}
+	parentName := correlate.ParentName("Node/" + bad)
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case "search":
+				g.Expect(inc.Status.Parent).To(BeEmpty(), "a group mate that shares nothing is never merged")
+				g.Expect(inc.Status.Investigation).To(Equal("search-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
+
+// TestUnrelatedFailuresOnOneNodeStayApart: two workloads fail at the same
+// moment on the same Node, which is cordoned but Ready, under a policy
+// that forms a storm of two. Sharing a Node is no shared cause while the
+// Node shows no fault: each is investigated on its own, and no parent opens.
+func TestUnrelatedFailuresOnOneNodeStayApart(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns := c.g, c.ns
+	node := ns + "-node"
+	c.node(node, true)
+	n := &corev1.Node{}
+	g.Expect(k8sClient.Get(c.ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+	n.Spec.Unschedulable = true
+	g.Expect(k8sClient.Update(c.ctx, n)).To(Succeed())
+	c.workload("api", node, "")
+	c.workload("worker", node, "")
+	startStormManagerOver(t, ns, nil, &runlorev1.CorrelationPolicy{MinMembers: 2, Gather: &metav1.Duration{Duration: time.Second}})
+	c.alertIn(ns, "api", "KubePodCrashLooping", "api", map[string]string{runlorev1.AlertGroupAnnotation: "0d1e2f3a4b5c6d7e"})
+	c.alertIn(ns, "worker", "KubePodCrashLooping", "worker", map[string]string{runlorev1.AlertGroupAnnotation: "0d1e2f3a4b5c6d7e"})
+	g.Eventually(func(g Gomega) {
+		incs := c.incidents(g)
+		g.Expect(incs).To(HaveLen(2), "no parent opens")
+		for _, inc := range incs {
+			g.Expect(inc.Status.Parent).To(BeEmpty(), inc.Name)
+			g.Expect(inc.Status.Investigation).To(Equal(inc.Name+"-1"), "%s is investigated on its own", inc.Name)
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) { g.Expect(c.incidents(g)).To(HaveLen(2)) }, 2*time.Second, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
+
+// TestStormOfAnExhaustedQuota: three workloads of a namespace whose
+// ResourceQuota is used up follow one parent naming the quota.
+func TestStormOfAnExhaustedQuota(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	node := ns + "-node"
+	c.node(node, true)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("job-%d", i), node, "")
+	}
+	// The quota is used up by the pods that run: the next one is refused.
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "compute", Namespace: ns},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}}}
+	g.Expect(k8sClient.Create(ctx, q)).To(Succeed())
+	q.Status = corev1.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}}
+	g.Expect(k8sClient.Status().Update(ctx, q)).To(Succeed())
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("job-%d", i), "KubeDeploymentReplicasMismatch", fmt.Sprintf("job-%d", i))
+	}
+	parentName := correlate.ParentName("ResourceQuota/" + ns + "/compute")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "ResourceQuota", Namespace: ns, Name: "compute"}))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			if inc.Name != parentName {
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(1))
 }

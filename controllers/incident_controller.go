@@ -139,13 +139,18 @@ func (r *IncidentReconciler) policyFor(ctx context.Context, inc *runlorev1.Incid
 	return trigger.Select(all, inc), nil
 }
 
-// current is the Investigation the Incident points at, if it still exists.
+// current is the Investigation the Incident points at, if it still exists:
+// in its own namespace, or a storm member's in its parent's.
 func (r *IncidentReconciler) current(ctx context.Context, inc *runlorev1.Incident) (*runlorev1.Investigation, error) {
 	if inc.Status.Investigation == "" {
 		return nil, nil
 	}
+	ns, err := r.investigationNamespace(ctx, inc)
+	if err != nil {
+		return nil, err
+	}
 	inv := &runlorev1.Investigation{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: inc.Status.Investigation}, inv)
+	err = r.Get(ctx, client.ObjectKey{Namespace: ns, Name: inc.Status.Investigation}, inv)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -180,14 +185,15 @@ func (r *IncidentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&runlorev1.Incident{}).
 		Watches(&runlorev1.Investigation{}, handler.EnqueueRequestsFromMapFunc(r.followers)).
-		Watches(&runlorev1.Incident{}, handler.EnqueueRequestsFromMapFunc(stormParentOf)).
+		Watches(&runlorev1.Incident{}, handler.EnqueueRequestsFromMapFunc(r.stormParentOf)).
 		Named("incident").
 		Complete(r)
 }
 
 // IndexIncidents registers the field indexes the IncidentReconciler lists
-// Incidents by (the Investigation they follow, their workload's name) on a
-// cache's indexer: the manager's in `lore serve`, the eval harness's own.
+// Incidents by (the Investigation they follow, their workload's name, the
+// storm parent they follow, their shared causes, a storm parent's name) on
+// a cache's indexer: the manager's in `lore serve`, the eval harness's own.
 func IndexIncidents(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &runlorev1.Incident{}, investigationIndex,
 		func(o client.Object) []string {
@@ -207,6 +213,24 @@ func IndexIncidents(ctx context.Context, indexer client.FieldIndexer) error {
 		}); err != nil {
 		return err
 	}
+	if err := indexer.IndexField(ctx, &runlorev1.Incident{}, causeIndex,
+		func(o client.Object) []string {
+			if c := o.(*runlorev1.Incident).Status.Correlation; c != nil && !c.Split {
+				return c.Causes
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	if err := indexer.IndexField(ctx, &runlorev1.Incident{}, stormIndex,
+		func(o client.Object) []string {
+			if o.(*runlorev1.Incident).Spec.Source == runlorev1.SourceCorrelation {
+				return []string{o.GetName()}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
 	return indexer.IndexField(ctx, &runlorev1.Incident{}, workloadIndex,
 		func(o client.Object) []string {
 			if w := o.(*runlorev1.Incident).Spec.Workload; w != nil && w.Name != "" {
@@ -216,33 +240,44 @@ func IndexIncidents(ctx context.Context, indexer client.FieldIndexer) error {
 		})
 }
 
-// stormParentOf wakes a storm member's parent when the member changes.
-func stormParentOf(_ context.Context, o client.Object) []reconcile.Request {
-	if p := o.(*runlorev1.Incident).Status.Parent; p != "" {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: p}}}
+// stormParentOf wakes a storm member's parent, in whatever namespace it
+// opened, when the member changes.
+func (r *IncidentReconciler) stormParentOf(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.(*runlorev1.Incident).Status.Parent
+	if name == "" {
+		return nil
 	}
-	return nil
+	if p, err := r.stormParent(ctx, name); err == nil && p != nil {
+		return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(p)}}
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // followers are the Incidents following an Investigation, and its owner;
-// for a storm parent's, also the members still waiting to follow it.
+// for a storm parent's, also the members still waiting to follow it, in
+// every namespace.
 func (r *IncidentReconciler) followers(ctx context.Context, o client.Object) []reconcile.Request {
 	var list runlorev1.IncidentList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{investigationIndex: o.GetName()}); err != nil {
+	if err := r.List(ctx, &list, client.MatchingFields{investigationIndex: o.GetName()}); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items)+1)
-	seen := map[string]bool{}
+	seen := map[client.ObjectKey]bool{}
 	for _, inc := range list.Items {
-		seen[inc.Name] = true
+		// Another namespace's Investigation of the same name is followed
+		// only by a storm member (a spare wake-up changes nothing).
+		if inc.Namespace != o.GetNamespace() && inc.Status.Parent == "" {
+			continue
+		}
+		seen[client.ObjectKeyFromObject(&inc)] = true
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&inc)})
 	}
 	if owner := metav1.GetControllerOf(o); owner != nil && owner.Kind == "Incident" {
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: owner.Name}})
 		var members runlorev1.IncidentList
-		if err := r.List(ctx, &members, client.InNamespace(o.GetNamespace()), client.MatchingFields{parentIndex: owner.Name}); err == nil {
+		if err := r.List(ctx, &members, client.MatchingFields{parentIndex: owner.Name}); err == nil {
 			for _, m := range members.Items {
-				if !seen[m.Name] {
+				if !seen[client.ObjectKeyFromObject(&m)] {
 					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
 				}
 			}

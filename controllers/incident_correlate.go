@@ -39,11 +39,22 @@ import (
 )
 
 // Storms of one cause: an Incident whose graph leads to a failing object
-// that enough others fired with (correlate.Decide) follows one parent
-// Incident of that object, whose Investigation answers them all.
+// that enough others fired with (correlate.Decide), in any namespace the
+// operator reads Incidents in, follows one parent Incident of that object,
+// whose Investigation answers them all. A parent's name derives from its
+// cause alone, so it is unique across namespaces: status.parent and the
+// runlore.io/group label carry the name, and the parent is found by it in
+// whatever namespace it opened (correlate.Home), its Investigation beside
+// it.
 
 // parentIndex indexes Incidents by the storm parent they follow.
 const parentIndex = "status.parent"
+
+// causeIndex indexes Incidents by the shared causes their graphs showed.
+const causeIndex = "status.correlation.causes"
+
+// stormIndex indexes storm parents by name, in every namespace.
+const stormIndex = "storm.parent"
 
 // stormPoll is how often an Incident waiting for its storm to form, or for
 // its parent's Investigation to open, looks again.
@@ -81,15 +92,9 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 	if len(c.Causes) == 0 || c.Split {
 		return nil, false, 0, nil
 	}
-	var list runlorev1.IncidentList
-	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	others, err := r.stormCandidates(ctx, inc, c.Causes)
+	if err != nil {
 		return nil, false, 0, err
-	}
-	others := make([]correlate.Member, 0, len(list.Items))
-	for i := range list.Items {
-		if m, ok := stormMember(&list.Items[i]); ok && list.Items[i].Name != inc.Name {
-			others = append(others, m)
-		}
 	}
 	self, _ := stormMember(inc)
 	d := correlate.Decide(self, others, p, now)
@@ -106,7 +111,7 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 	if inc.Status.Parent != parent.Name {
 		inc.Status.Parent = parent.Name
 		r.Recorder.Eventf(inc, parent, corev1.EventTypeNormal, "Correlated", "Investigate",
-			"%s is failing under %d incidents that fired together; following storm %s", correlateObject(d.Cause), len(d.Members), parent.Name)
+			"%s is failing under %d incidents that fired together; following storm %s/%s", correlateObject(d.Cause), len(d.Members), parent.Namespace, parent.Name)
 	}
 	if err := r.labelGroup(ctx, inc, parent.Name); err != nil {
 		return nil, true, 0, err
@@ -119,6 +124,33 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 	inc.Status.Investigation, inc.Status.CoalescedInto = parent.Status.Investigation, ""
 	inv, err := r.current(ctx, inc)
 	return inv, true, 0, err
+}
+
+// stormCandidates are the Incidents of every namespace that may share a
+// storm with inc: those whose graphs showed one of its causes, and those
+// already following a parent of one, each once.
+func (r *IncidentReconciler) stormCandidates(ctx context.Context, inc *runlorev1.Incident, causes []string) ([]correlate.Member, error) {
+	seen := map[client.ObjectKey]bool{client.ObjectKeyFromObject(inc): true}
+	var out []correlate.Member
+	for _, cause := range causes {
+		for _, f := range []client.MatchingFields{{causeIndex: cause}, {parentIndex: correlate.ParentName(cause)}} {
+			var list runlorev1.IncidentList
+			if err := r.List(ctx, &list, f, client.UnsafeDisableDeepCopy); err != nil {
+				return nil, err
+			}
+			for i := range list.Items {
+				key := client.ObjectKeyFromObject(&list.Items[i])
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				if m, ok := stormMember(&list.Items[i]); ok {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // stormMember is an Incident as correlate.Decide sees it; ok is false for
@@ -134,7 +166,8 @@ func stormMember(inc *runlorev1.Incident) (correlate.Member, bool) {
 	if !trigger.Eligible(inc) || inc.Spec.Source == runlorev1.SourceCorrelation {
 		return correlate.Member{}, false
 	}
-	m := correlate.Member{Name: inc.Name, FiredAt: inc.Status.LastFiredAt.Time, Parent: inc.Status.Parent}
+	m := correlate.Member{Name: inc.Namespace + "/" + inc.Name, FiredAt: inc.Status.LastFiredAt.Time, Parent: inc.Status.Parent,
+		Group: inc.Annotations[runlorev1.AlertGroupAnnotation]}
 	if c := inc.Status.Correlation; c != nil && c.Episode == trigger.EpisodeOf(&inc.Status) {
 		m.Causes, m.Split = c.Causes, c.Split
 	}
@@ -195,48 +228,73 @@ func (r *IncidentReconciler) causes(ctx context.Context, inc *runlorev1.Incident
 	return out
 }
 
-// ensureParent finds or opens the storm's parent Incident, named after the
-// shared object so every member finds the same one. It returns nil when
-// the parent exists but is not in the cache yet.
+// ensureParent finds the storm's parent Incident in whatever namespace it
+// opened, or opens it in the storm's home namespace (correlate.Home), named
+// after the shared object so every member finds the same one. It returns
+// nil when the parent exists but is not in the cache yet.
 func (r *IncidentReconciler) ensureParent(ctx context.Context, inc *runlorev1.Incident, d correlate.Decision) (*runlorev1.Incident, error) {
-	parent := &runlorev1.Incident{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: d.Parent}, parent)
-	switch {
-	case err == nil:
-		return parent, nil
-	case !apierrors.IsNotFound(err):
-		return nil, err
+	parent, err := r.stormParent(ctx, d.Parent)
+	if err != nil || parent != nil {
+		return parent, err
 	}
-	parent = stormParent(inc, d)
+	home := correlate.Home(d.Members, r.OperatorNamespace)
+	if home == "" {
+		home = inc.Namespace
+	}
+	parent = stormParent(inc, d, home)
 	if err := r.Create(ctx, parent); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("open storm %s: %w", d.Parent, err)
+		return nil, fmt.Errorf("open storm %s/%s: %w", home, d.Parent, err)
 	}
 	r.Recorder.Eventf(parent, inc, corev1.EventTypeNormal, "StormOpened", "Investigate",
 		"%s is failing under %d incidents that fired together", correlateObject(d.Cause), len(d.Members))
 	return parent, nil
 }
 
-// stormParent is the parent Incident of a storm: about the shared object,
-// with the severity of the member that opened it.
-func stormParent(inc *runlorev1.Incident, d correlate.Decision) *runlorev1.Incident {
-	kind, ns, name, rev := correlate.Object(d.Cause)
+// stormParent is the storm parent of that name (correlate.Canonical: the
+// oldest, should two have opened), in any namespace; nil when none is in
+// the cache.
+func (r *IncidentReconciler) stormParent(ctx context.Context, name string) (*runlorev1.Incident, error) {
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.MatchingFields{stormIndex: name}); err != nil {
+		return nil, err
+	}
+	return correlate.Canonical(list.Items), nil
+}
+
+// investigationNamespace is where the Incident's Investigation lives: a
+// storm member's is its parent's, beside the parent.
+func (r *IncidentReconciler) investigationNamespace(ctx context.Context, inc *runlorev1.Incident) (string, error) {
+	if inc.Status.Parent == "" || inc.Spec.Source == runlorev1.SourceCorrelation {
+		return inc.Namespace, nil
+	}
+	p, err := r.stormParent(ctx, inc.Status.Parent)
+	if err != nil || p == nil {
+		return inc.Namespace, err
+	}
+	return p.Namespace, nil
+}
+
+// stormParent is the parent Incident of a storm, in namespace ns: about
+// the shared object, with the severity of the member that opened it.
+func stormParent(inc *runlorev1.Incident, d correlate.Decision, ns string) *runlorev1.Incident {
+	kind, objNS, name, rev := correlate.Object(d.Cause)
 	title := fmt.Sprintf("%s %s is failing, and the workloads that depend on it alert", kind, name)
 	if rev != "" {
 		title = fmt.Sprintf("%s %s fails on revision %s, and the workloads it applies alert", kind, name, rev)
 	}
 	alert := kind + causeWord(kind)
-	w := &runlorev1.Workload{Kind: kind, Namespace: ns, Name: name}
+	w := &runlorev1.Workload{Kind: kind, Namespace: objNS, Name: name}
 	lbls := map[string]string{"alertname": alert}
 	if kind == "Node" {
 		lbls["node"] = name
-	} else if ns != "" {
-		lbls["namespace"] = ns
+	} else if objNS != "" {
+		lbls["namespace"] = objNS
 	}
 	return &runlorev1.Incident{
-		ObjectMeta: metav1.ObjectMeta{Name: d.Parent, Namespace: inc.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: d.Parent, Namespace: ns,
 			Labels: map[string]string{runlorev1.GroupLabel: d.Parent}},
 		Spec: runlorev1.IncidentSpec{
 			Fingerprint: "correlation/" + d.Parent,
@@ -261,6 +319,8 @@ func causeWord(kind string) string {
 		return "NoReadyEndpoints"
 	case "ResourceQuota":
 		return "Exhausted"
+	case graph.KindAdmissionWebhook, "ValidatingAdmissionPolicy", "ClusterPolicy", "Policy", "Namespace":
+		return "RefusesPods"
 	}
 	return "Failing"
 }
@@ -312,10 +372,14 @@ func (r *IncidentReconciler) followMembers(ctx context.Context, parent *runlorev
 	return nil
 }
 
-// members are the Incidents that follow the storm parent.
+// members are the Incidents, in every namespace, that follow the storm
+// parent; none for a parent that is not its name's canonical one.
 func (r *IncidentReconciler) members(ctx context.Context, parent *runlorev1.Incident) ([]runlorev1.Incident, error) {
+	if p, err := r.stormParent(ctx, parent.Name); err != nil || p == nil || client.ObjectKeyFromObject(p) != client.ObjectKeyFromObject(parent) {
+		return nil, err
+	}
 	var list runlorev1.IncidentList
-	if err := r.List(ctx, &list, client.InNamespace(parent.Namespace), client.MatchingFields{parentIndex: parent.Name}); err != nil {
+	if err := r.List(ctx, &list, client.MatchingFields{parentIndex: parent.Name}); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
@@ -351,7 +415,7 @@ func (r *IncidentReconciler) ensureMemberOutcome(ctx context.Context, inc *runlo
 		return err
 	}
 	var parentRec runlorev1.OutcomeRecord
-	if err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: inv.Status.OutcomeRecord}, &parentRec); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: inv.Namespace, Name: inv.Status.OutcomeRecord}, &parentRec); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	rec := memberOutcome(&parentRec, inc, name)
@@ -374,6 +438,10 @@ func memberOutcome(parent *runlorev1.OutcomeRecord, inc *runlorev1.Incident, nam
 		Spec: *parent.Spec.DeepCopy(),
 	}
 	rec.Spec.IncidentRef = runlorev1.LocalObjectReference{Name: inc.Name}
+	if rec.Spec.EntryRef != nil && rec.Spec.EntryNamespace == "" {
+		// The entry is where the parent's record reads it.
+		rec.Spec.EntryNamespace = parent.Namespace
+	}
 	rec.Spec.TriggerKey, rec.Spec.IncidentFingerprint, rec.Spec.AlertName = inc.Spec.TriggerKey, inc.Spec.Fingerprint, inc.Spec.AlertName
 	rec.Spec.Workload = inc.Spec.Workload.DeepCopy()
 	rec.Spec.OpenedAt = metav1.Now()
@@ -401,8 +469,8 @@ func (r *IncidentReconciler) recheckMember(ctx context.Context, inc *runlorev1.I
 	if due := c.CheckedAt.Add(p.Window); now.Before(due) {
 		return false, due.Sub(now) + time.Second
 	}
-	parent := &runlorev1.Incident{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: inc.Status.Parent}, parent); err != nil {
+	parent, err := r.stormParent(ctx, inc.Status.Parent)
+	if err != nil || parent == nil {
 		return false, jitter(p.Window)
 	}
 	cause := strings.TrimPrefix(parent.Spec.Fingerprint, "correlation/")

@@ -107,12 +107,19 @@ func startManagerWith(t *testing.T, namespace string, opts Options) (stop func()
 // returned stop function is called.
 func runManager(t *testing.T, namespace string, opts Options, server webhook.Server, register func(ctrl.Manager)) (stop func()) {
 	t.Helper()
+	return runManagerOver(t, []string{namespace}, opts, server, register)
+}
+
+// runManagerOver is runManager for a manager that sees several
+// namespaces, as lore serve sees every namespace RunLore may read.
+func runManagerOver(t *testing.T, namespaces []string, opts Options, server webhook.Server, register func(ctrl.Manager)) (stop func()) {
+	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testenv.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  cacheFor(namespace),
+		Cache:                  cacheFor(namespaces...),
 		WebhookServer:          server,
 	})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
@@ -142,6 +149,10 @@ func runManager(t *testing.T, namespace string, opts Options, server webhook.Ser
 
 // cacheFor limits a test manager to its own namespace, so concurrent tests
 // never reconcile each other's objects.
-func cacheFor(namespace string) cache.Options {
-	return cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}}
+func cacheFor(namespaces ...string) cache.Options {
+	m := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		m[ns] = cache.Config{}
+	}
+	return cache.Options{DefaultNamespaces: m}
 }

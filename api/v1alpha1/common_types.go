@@ -102,6 +102,12 @@ const (
 	// resolvedAt): the create is the intake's one write, and the Incident
 	// reconciler copies it into status while status records none.
 	OccurrenceAnnotation = "runlore.io/occurrence"
+	// AlertGroupAnnotation on an Incident names the alert group its sender
+	// last delivered it in: a hash of Alertmanager's groupKey, set when the
+	// group has groupLabels. Alerts of one group that fired together are
+	// more likely to share a cause; a storm still forms only of Incidents
+	// whose graphs share one.
+	AlertGroupAnnotation = "runlore.io/alert-group"
 	// ActorAnnotationPrefix prefixes the annotations the admission webhook
 	// writes to record who set a human verb (taken from the API request).
 	ActorAnnotationPrefix = "actor.runlore.io/"

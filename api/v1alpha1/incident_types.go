@@ -207,7 +207,8 @@ type IncidentStatus struct {
 	// +optional
 	SilenceHandled string `json:"silenceHandled,omitempty"`
 
-	// investigation names the Investigation of the latest occurrence.
+	// investigation names the Investigation of the latest occurrence (a
+	// storm member's is its parent's, in the parent's namespace).
 	// +optional
 	Investigation string `json:"investigation,omitempty"`
 
@@ -218,11 +219,15 @@ type IncidentStatus struct {
 	// +optional
 	CoalescedInto string `json:"coalescedInto,omitempty"`
 
-	// parent names the Incident (same namespace, source correlation) of the
-	// failing object this Incident shares with others that fired with it;
-	// this Incident follows that Incident's Investigation instead of
-	// opening its own. Empty when it is not part of a storm. The
-	// runlore.io/group label carries the same name, to select the group.
+	// parent names the Incident (source correlation) of the failing object
+	// this Incident shares with others that fired with it; this Incident
+	// follows that Incident's Investigation instead of opening its own.
+	// A parent's name derives from the shared object, so it is unique
+	// across namespaces: the parent and its Investigation are in this
+	// Incident's namespace when every member is, else in the operator's.
+	// Empty when it is not part of a storm. The runlore.io/group label
+	// carries the same name, to select the group (with -A across
+	// namespaces).
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Parent string `json:"parent,omitempty"`

@@ -95,10 +95,11 @@ type TriggerPolicySpec struct {
 	// +kubebuilder:default="2m"
 	// +optional
 	CoalesceWindow metav1.Duration `json:"coalesceWindow,omitempty"`
-	// correlation groups Incidents about different workloads that share a
-	// failing object (a NotReady Node, a Service without endpoints, an
-	// exhausted ResourceQuota, a failing GitOps revision) under one parent
-	// Investigation of that object. Absent: on, with its defaults.
+	// correlation groups Incidents about different workloads, in any
+	// namespaces, that share a failing object (a NotReady Node, a Service
+	// without endpoints, an exhausted ResourceQuota, an admission webhook or
+	// policy refusing their pods, a failing GitOps revision) under one
+	// parent Investigation of that object. Absent: on, with its defaults.
 	// +optional
 	Correlation *CorrelationPolicy `json:"correlation,omitempty"`
 	// dropIgnored: an alert this policy rejects is not recorded at all,

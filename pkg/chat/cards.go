@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/correlate"
 	"github.com/runlore/runlore/pkg/notify"
 )
 
@@ -114,14 +115,15 @@ func CardMessage(ctx context.Context, r client.Reader, rec *runlorev1.OutcomeRec
 }
 
 // StormMembers are the member Incidents of a storm parent (selected by the
-// runlore.io/group label), for its card; nil for any other Incident or when
-// the list fails (the card then shows no member list).
+// runlore.io/group label, in every namespace the reader sees), for its
+// card; nil for any other Incident or when the list fails (the card then
+// shows no member list).
 func StormMembers(ctx context.Context, r client.Reader, inc *runlorev1.Incident) []runlorev1.Incident {
 	if inc.Spec.Source != runlorev1.SourceCorrelation {
 		return nil
 	}
 	var list runlorev1.IncidentList
-	if err := r.List(ctx, &list, client.InNamespace(inc.Namespace), client.MatchingLabels{runlorev1.GroupLabel: inc.Name}); err != nil {
+	if err := r.List(ctx, &list, client.MatchingLabels{runlorev1.GroupLabel: inc.Name}); err != nil {
 		log.FromContext(ctx).Info("listing a storm's members for its card failed", "error", err.Error())
 		return nil
 	}
@@ -132,6 +134,25 @@ func StormMembers(ctx context.Context, r client.Reader, inc *runlorev1.Incident)
 		}
 	}
 	return out
+}
+
+// parentNamespace is where a storm member's parent, and so the parent's
+// Investigation and record, lives: the storm's parent may have opened in
+// another namespace than the member's (the oldest, should two have).
+func (c *CardUpdater) parentNamespace(ctx context.Context, inc *runlorev1.Incident) string {
+	var list runlorev1.IncidentList
+	if err := c.Client.List(ctx, &list, client.MatchingLabels{runlorev1.GroupLabel: inc.Status.Parent}); err == nil {
+		var parents []runlorev1.Incident
+		for _, p := range list.Items {
+			if p.Name == inc.Status.Parent {
+				parents = append(parents, p)
+			}
+		}
+		if p := correlate.Canonical(parents); p != nil {
+			return p.Namespace
+		}
+	}
+	return inc.Namespace
 }
 
 // SetupWithManager registers the updater.
@@ -146,12 +167,12 @@ func (c *CardUpdater) SetupWithManager(mgr ctrl.Manager) error {
 		// A storm member joining or resolving moves its parent's card: the
 		// member follows the parent's Investigation, which names the record.
 		Watches(&runlorev1.Incident{}, handler.EnqueueRequestsFromMapFunc(
-			func(_ context.Context, o client.Object) []reconcile.Request {
+			func(ctx context.Context, o client.Object) []reconcile.Request {
 				inc := o.(*runlorev1.Incident)
 				if inc.Status.Parent == "" || inc.Status.Investigation == "" {
 					return nil
 				}
-				return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: inc.Namespace, Name: inc.Status.Investigation}}}
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: c.parentNamespace(ctx, inc), Name: inc.Status.Investigation}}}
 			})).
 		Named("chatcards").
 		Complete(c)

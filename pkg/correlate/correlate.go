@@ -15,12 +15,15 @@ limitations under the License.
 */
 
 // Package correlate decides which Incidents form a storm of one cause:
-// Incidents about different workloads that started firing close together
-// and whose graphs lead to the same failing object — a NotReady or
-// pressured Node their pods run on, a Service they call that has no ready
-// endpoint, an exhausted ResourceQuota in their scope, a GitOps object that
-// fails on the revision that applied them. Enough of them sharing one such
-// object get one parent Investigation of it.
+// Incidents about different workloads, in any namespaces, that started
+// firing close together and whose graphs lead to the same failing object —
+// a NotReady or pressured Node their pods run on, a Service they call that
+// has no ready endpoint, an exhausted ResourceQuota in their scope, the
+// admission webhook or policy that refuses their pods, a GitOps object
+// that fails on the revision that applied them (one table, causeRules).
+// Enough of them sharing one such object get one parent Investigation of
+// it; the sender's alert grouping is a hint towards that threshold, never
+// a cause.
 //
 // It decides on plain values and never reads the cluster. It must never
 // group Incidents by co-location alone: a shared object counts only when it
@@ -55,14 +58,99 @@ var nodeFaults = map[string]bool{
 	"NotReady": true, "MemoryPressure": true, "DiskPressure": true, "PIDPressure": true, "NetworkUnavailable": true,
 }
 
+// Named weights: how directly a kind of shared object explains what fails
+// under it. A Node takes every pod on it down, a dependency fails its
+// callers, a quota or an admission refusal blocks new pods, a GitOps
+// revision may or may not be what broke them. They order a member's causes
+// and break ties between causes equally shared.
+const (
+	weightNode       = 50
+	weightDependency = 40
+	weightQuota      = 30
+	weightAdmission  = 30
+	weightGitOps     = 20
+)
+
+// A causeRule is one row of the table of shared causes: an edge from the
+// member's side (its workload or its pods) to an object of the given kinds
+// that is a cause when fault says so.
+type causeRule struct {
+	// name is the row's name, as the docs list it.
+	name string
+	// rel is the edge from the member's side to the object.
+	rel string
+	// kinds are the object kinds the row takes; empty takes any.
+	kinds []string
+	// fault names the symptom that makes the object a cause, or "".
+	fault func(*graph.Node) string
+	// byReference: the edge is itself the evidence (it is drawn only when
+	// the member's own symptoms name the object), so an object the graph
+	// could not read still counts.
+	byReference bool
+	// revision keys the cause with the revision the object fails on, so
+	// one commit is one cause.
+	revision bool
+	weight   int
+}
+
+// causeRules is every kind of shared cause correlation knows; a new kind is
+// a new row. A row that takes any kind of an edge comes after the rows
+// naming kinds of the same edge.
+var causeRules = []causeRule{
+	{name: "node", rel: graph.RelScheduledOn, kinds: []string{"Node"}, weight: weightNode,
+		fault: func(n *graph.Node) string { return firstOf(n, nodeFaults) }},
+	{name: "dependency", rel: graph.RelCalls, kinds: []string{"Service"}, weight: weightDependency,
+		fault: word("NoReadyEndpoints")},
+	{name: "quota", rel: graph.RelInScopeOf, kinds: []string{"ResourceQuota"}, weight: weightQuota,
+		fault: word("QuotaExhausted")},
+	// What refused the member's pods: a validating or mutating webhook
+	// (failing to answer, or denying), a Kyverno policy, a
+	// ValidatingAdmissionPolicy, the namespace's Pod Security labels.
+	{name: "admission", rel: graph.RelAdmittedBy, weight: weightAdmission, byReference: true,
+		kinds: []string{graph.KindAdmissionWebhook, "ValidatingAdmissionPolicy", "ClusterPolicy", "Policy", "Namespace"},
+		fault: func(*graph.Node) string { return "RefusedAdmission" }},
+	{name: "gitops", rel: graph.RelAppliedBy, weight: weightGitOps, revision: true,
+		fault: func(n *graph.Node) string {
+			if len(n.Symptoms) == 0 {
+				return ""
+			}
+			return n.Symptoms[0].Word
+		}},
+}
+
+// word is a fault that is the one symptom w.
+func word(w string) func(*graph.Node) string {
+	return func(n *graph.Node) string {
+		if n.Has(w) {
+			return w
+		}
+		return ""
+	}
+}
+
+// ruleFor is the row an edge to n falls under, if any.
+func ruleFor(rel string, n *graph.Node) *causeRule {
+	for i := range causeRules {
+		r := &causeRules[i]
+		if r.rel == rel && (len(r.kinds) == 0 || contains(r.kinds, n.Kind)) {
+			return r
+		}
+	}
+	return nil
+}
+
 // Cause is a failing object on an Incident's graph that other Incidents may
 // share.
 type Cause struct {
-	// Ref is Kind/namespace/name (Kind/name for a Node); a GitOps object
-	// carries "@" and the revision it fails on, so one commit is one cause.
+	// Ref is Kind/namespace/name (Kind/name for a cluster-scoped object); a
+	// GitOps object carries "@" and the revision it fails on, so one commit
+	// is one cause.
 	Ref string
 	// Why is the symptom that makes it a cause, e.g. "NotReady".
 	Why string
+	// Rule is the row of the table it was read by.
+	Rule   string
+	weight int
 }
 
 // Kind is the cause's object kind.
@@ -71,30 +159,31 @@ func (c Cause) Kind() string {
 	return k
 }
 
-// rank orders causes by how directly they explain what runs under them: a
-// Node takes every pod on it down, a dependency fails its callers, a quota
-// blocks new pods, a GitOps revision may or may not be what broke them.
-func rank(kind string) int {
-	switch kind {
-	case "Node":
-		return 0
-	case "Service":
-		return 1
-	case "ResourceQuota":
-		return 2
+// weightOf is the weight of a cause by its kind: the first row naming the
+// kind, else the lowest.
+func weightOf(kind string) int {
+	low := 0
+	for i, r := range causeRules {
+		if contains(r.kinds, kind) {
+			return r.weight
+		}
+		if i == 0 || r.weight < low {
+			low = r.weight
+		}
 	}
-	return 3
+	return low
 }
 
-// Causes reads the failing shared objects off an Incident's graph: the
-// Nodes its own pods are scheduled on, the Services it calls, the
-// ResourceQuotas in its scope and the GitOps objects that apply it or its
-// owners, each only when it shows a fault. The subject's own owner chain is
-// never a cause (it fails because the subject does). A node-level alert
-// (its subject is a Node: KubeNodeNotReady, NodeFilesystem…, labelled with
-// the node or instance only) about a Node that shows a fault has that Node
-// as its cause, so it joins the Node's storm as evidence of the parent's
-// cause rather than opening an investigation of its own.
+// Causes reads the failing shared objects off an Incident's graph, by the
+// rows of causeRules, from the subject and its own pods: the Nodes they
+// are scheduled on, the Services they call, the ResourceQuotas in their
+// scope, what refused their pods at admission, and the GitOps objects that
+// apply them, each only when it shows a fault. The subject's own owner
+// chain is never a cause (it fails because the subject does). A node-level
+// alert (its subject is a Node: KubeNodeNotReady, NodeFilesystem…,
+// labelled with the node or instance only) about a Node that shows a fault
+// has that Node as its cause, so it joins the Node's storm as evidence of
+// the parent's cause rather than opening an investigation of its own.
 func Causes(g *graph.Graph) []Cause {
 	subject := g.SubjectNode()
 	if subject == nil {
@@ -102,7 +191,7 @@ func Causes(g *graph.Graph) []Cause {
 	}
 	if subject.Kind == "Node" {
 		if why := firstOf(subject, nodeFaults); why != "" {
-			return []Cause{{Ref: subject.Ref(), Why: why}}
+			return []Cause{{Ref: subject.Ref(), Why: why, Rule: "node", weight: weightNode}}
 		}
 		return nil
 	}
@@ -121,12 +210,6 @@ func Causes(g *graph.Graph) []Cause {
 	}
 	seen := map[string]bool{}
 	var out []Cause
-	add := func(c Cause) {
-		if !seen[c.Ref] && !self[c.Ref] {
-			seen[c.Ref] = true
-			out = append(out, c)
-		}
-	}
 	refs := make([]string, 0, len(self))
 	for ref := range self {
 		refs = append(refs, ref)
@@ -135,32 +218,34 @@ func Causes(g *graph.Graph) []Cause {
 	for _, ref := range refs {
 		for _, e := range g.Out(ref) {
 			n := g.Node(e.To)
-			if n == nil || n.Unread {
+			if n == nil || self[e.To] {
 				continue
 			}
-			switch {
-			case e.Rel == graph.RelScheduledOn && n.Kind == "Node":
-				if why := firstOf(n, nodeFaults); why != "" {
-					add(Cause{Ref: n.Ref(), Why: why})
-				}
-			case e.Rel == graph.RelCalls && n.Kind == "Service" && n.Has("NoReadyEndpoints"):
-				add(Cause{Ref: n.Ref(), Why: "NoReadyEndpoints"})
-			case e.Rel == graph.RelInScopeOf && n.Kind == "ResourceQuota" && n.Has("QuotaExhausted"):
-				add(Cause{Ref: n.Ref(), Why: "QuotaExhausted"})
-			case e.Rel == graph.RelAppliedBy && len(n.Symptoms) > 0:
+			r := ruleFor(e.Rel, n)
+			if r == nil || (n.Unread && !r.byReference) {
+				continue
+			}
+			why := r.fault(n)
+			if why == "" {
+				continue
+			}
+			c := Cause{Ref: n.Ref(), Why: why, Rule: r.name, weight: r.weight}
+			if r.revision {
 				rev := n.Fact("lastAttemptedRevision")
 				if rev == "" {
 					rev = n.Fact("lastAppliedRevision")
 				}
-				c := Cause{Ref: n.Ref(), Why: n.Symptoms[0].Word}
 				if rev != "" {
 					c.Ref += "@" + rev
 				}
-				add(c)
+			}
+			if !seen[c.Ref] {
+				seen[c.Ref] = true
+				out = append(out, c)
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return rank(out[i].Kind()) < rank(out[j].Kind()) })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].weight > out[j].weight })
 	if len(out) > MaxCauses {
 		out = out[:MaxCauses]
 	}
@@ -189,6 +274,8 @@ type Policy struct {
 
 // Member is one Incident as the decision sees it.
 type Member struct {
+	// Name identifies it among the others, in every namespace:
+	// namespace/name.
 	Name string
 	// FiredAt is when its current occurrence started firing.
 	FiredAt time.Time
@@ -198,7 +285,17 @@ type Member struct {
 	Parent string
 	// Split: it left a storm and stays on its own.
 	Split bool
+	// Group is the alert group its sender delivered it in (Alertmanager's
+	// groupKey), if any: a hint, never a cause.
+	Group string
 }
+
+// groupHint is the weight of the sender's grouping: when at least two of
+// the Incidents sharing a cause came in one alert group, the group counts
+// as one more member towards the threshold, so a storm the sender already
+// saw forms without waiting for its last member. It never adds a member:
+// only Incidents whose graphs share the cause are in the storm.
+const groupHint = 1
 
 // Decision is Decide's answer for one Incident.
 type Decision struct {
@@ -214,20 +311,26 @@ type Decision struct {
 }
 
 // Decide tells whether self joins a storm among others (the Incidents of
-// its namespace that fired within the window), as of now. It joins the
-// cause that the most Incidents share once at least MinMembers do (ties go
-// to the Node, then the dependency, the quota, the GitOps object; then by
-// ref). An Incident with a cause that too few share yet waits until Gather
-// after it fired; one with no cause, or split off a storm, never waits.
-// Every member computes the same parent name, so concurrent reconciles
-// open one parent.
+// every namespace that share one of its causes), as of now. It joins the
+// cause whose members weigh most once they reach MinMembers: each
+// Incident that fired within the window and shares the cause on its graph
+// is one, and groupHint more when two of them came in one alert group
+// (ties go to the higher weight of the cause's kind, then by ref). An
+// Incident with a cause too few share yet waits until Gather after it
+// fired; one with no cause, or split off a storm, never waits. Every
+// member computes the same parent name, so concurrent reconciles open one
+// parent.
 func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 	if self.Split || len(self.Causes) == 0 || p.MinMembers < 2 {
 		return Decision{}
 	}
-	best, bestMembers := "", []string(nil)
+	best, bestMembers, bestScore := "", []string(nil), 0
 	for _, cause := range self.Causes {
 		members := []string{self.Name}
+		groups := map[string]int{}
+		if self.Group != "" {
+			groups[self.Group]++
+		}
 		for _, o := range others {
 			if o.Name == self.Name || o.Split {
 				continue
@@ -241,13 +344,23 @@ func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 			}
 			if contains(o.Causes, cause) || o.Parent == ParentName(cause) {
 				members = append(members, o.Name)
+				if o.Group != "" {
+					groups[o.Group]++
+				}
 			}
 		}
-		if better(cause, len(members), best, len(bestMembers)) {
-			best, bestMembers = cause, members
+		score := len(members)
+		for _, n := range groups {
+			if n >= 2 {
+				score += groupHint
+				break
+			}
+		}
+		if better(cause, score, best, bestScore) {
+			best, bestMembers, bestScore = cause, members, score
 		}
 	}
-	if len(bestMembers) >= p.MinMembers {
+	if len(bestMembers) >= 2 && bestScore >= p.MinMembers {
 		sort.Strings(bestMembers)
 		return Decision{Cause: best, Parent: ParentName(best), Members: bestMembers}
 	}
@@ -265,9 +378,9 @@ func better(a string, n int, b string, m int) bool {
 	case n != m:
 		return n > m
 	}
-	ra, rb := rank(Cause{Ref: a}.Kind()), rank(Cause{Ref: b}.Kind())
-	if ra != rb {
-		return ra < rb
+	wa, wb := weightOf(Cause{Ref: a}.Kind()), weightOf(Cause{Ref: b}.Kind())
+	if wa != wb {
+		return wa > wb
 	}
 	return a < b
 }
@@ -291,6 +404,50 @@ func ParentName(cause string) string {
 		kind = "cause"
 	}
 	return "storm-" + kind + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// Home is the namespace a storm's parent opens in: its members'
+// (namespace/name) when they are all in one, so the storm stays with the
+// team its workloads belong to; else the operator's, which every storm may
+// use; without one, the first of the members' namespaces in order. The
+// parent's name does not depend on it: a member finds a standing parent in
+// whatever namespace it opened.
+func Home(members []string, operatorNamespace string) string {
+	home := ""
+	for _, m := range members {
+		ns, _, ok := strings.Cut(m, "/")
+		switch {
+		case !ok:
+		case home == "":
+			home = ns
+		case ns != home:
+			if operatorNamespace != "" {
+				return operatorNamespace
+			}
+			home = min(home, ns)
+		}
+	}
+	return home
+}
+
+// Canonical is the storm's parent among the Incidents of one parent name:
+// the oldest, then the first by namespace. Two members in different
+// namespaces that each found no parent may open one each; every member and
+// every card then follows this one, and the other has no members. nil when
+// none is a storm parent.
+func Canonical(parents []runlorev1.Incident) *runlorev1.Incident {
+	var best *runlorev1.Incident
+	for i := range parents {
+		p := &parents[i]
+		if p.Spec.Source != runlorev1.SourceCorrelation || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) ||
+			(p.CreationTimestamp.Equal(&best.CreationTimestamp) && p.Namespace < best.Namespace) {
+			best = p
+		}
+	}
+	return best
 }
 
 // Object splits a cause's ref into the object it names and the revision a

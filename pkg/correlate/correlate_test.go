@@ -118,6 +118,53 @@ func TestCausesOfANodeLevelAlert(t *testing.T) {
 	}
 }
 
+// What refused a workload's pods at admission is a cause it may share,
+// known by the refusal even where the graph could not read it: a webhook
+// that failed to answer, a policy that denied. A workload nothing refused
+// has none.
+func TestCausesOfAnAdmissionRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		kind, ns, name string
+		unread         bool
+	}{
+		{graph.KindAdmissionWebhook, "", "validate.policy.example.com", true},
+		{"ValidatingAdmissionPolicy", "", "require-limits", false},
+		{"ClusterPolicy", "", "require-run-as-nonroot", true},
+		{"Namespace", "", "shop", false},
+	} {
+		g := workloadGraph("api", "node-a", nil, "", "", "")
+		n := g.Add(&graph.Node{Kind: tc.kind, Namespace: tc.ns, Name: tc.name, Unread: tc.unread})
+		g.Link("Deployment/shop/api", graph.RelAdmittedBy, n.Ref(), "")
+		cs := Causes(g)
+		NewWithT(t).Expect(refs(cs)).To(Equal([]string{n.Ref()}), tc.kind)
+		NewWithT(t).Expect(cs[0].Rule).To(Equal("admission"))
+	}
+	// The same object linked otherwise (a Namespace is on many paths) is
+	// no cause.
+	g := workloadGraph("api", "node-a", nil, "", "", "")
+	n := g.Add(&graph.Node{Kind: "Namespace", Name: "shop"})
+	g.Link("Deployment/shop/api", graph.RelInScopeOf, n.Ref(), "")
+	NewWithT(t).Expect(Causes(g)).To(BeEmpty())
+}
+
+// Every row of the table is one rule with a named weight: the causes of
+// one graph come ordered by it, the Node first and the GitOps revision
+// last, and ties between equally shared causes break the same way.
+func TestCauseTableOrdersByWeight(t *testing.T) {
+	g := workloadGraph("api", "node-a", []string{"NotReady"}, "NoReadyEndpoints", "QuotaExhausted", "HealthCheckFailed")
+	hook := g.Add(&graph.Node{Kind: graph.KindAdmissionWebhook, Name: "validate.example.com", Unread: true})
+	g.Link("Deployment/shop/api", graph.RelAdmittedBy, hook.Ref(), "")
+	cs := Causes(g)
+	var rules []string
+	for _, c := range cs {
+		rules = append(rules, c.Rule)
+	}
+	NewWithT(t).Expect(rules).To(Equal([]string{"node", "dependency", "quota", "admission", "gitops"}))
+	for i := 1; i < len(cs); i++ {
+		NewWithT(t).Expect(weightOf(cs[i-1].Kind()) >= weightOf(cs[i].Kind())).To(BeTrue(), "%s before %s", cs[i-1].Ref, cs[i].Ref)
+	}
+}
+
 func TestCausesNeverTheSubjectsOwnChain(t *testing.T) {
 	g := graph.New()
 	pod := g.Add(&graph.Node{Kind: "Pod", Namespace: "shop", Name: "db-0", Symptoms: []graph.Symptom{{Word: "OOMKilled"}}})
@@ -168,6 +215,52 @@ func TestDecide(t *testing.T) {
 			NewWithT(t).Expect(Decide(tc.self, tc.others, p, t0.Add(tc.now))).To(Equal(tc.want))
 		})
 	}
+}
+
+// The sender's alert grouping is a hint: two Incidents of one alert group
+// sharing a failing Node reach a threshold of three without waiting for a
+// third, but a group mate whose graph shares nothing is never a member, and
+// a group alone, with no shared cause, is no storm.
+func TestDecideTakesTheAlertGroupAsAHint(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}
+	node := "Node/node-a"
+	m := func(name, group string, causes ...string) Member {
+		return Member{Name: name, FiredAt: t0, Causes: causes, Group: group}
+	}
+	g := NewWithT(t)
+	g.Expect(Decide(m("ns/a", "g1", node), []Member{m("ns/b", "g1", node), m("ns/c", "g1")}, p, t0)).To(Equal(
+		Decision{Cause: node, Parent: ParentName(node), Members: []string{"ns/a", "ns/b"}}), "the group mate sharing nothing stays out")
+	g.Expect(Decide(m("ns/c", "g1"), []Member{m("ns/a", "g1", node), m("ns/b", "g1", node)}, p, t0)).To(Equal(Decision{}))
+	g.Expect(Decide(m("ns/a", "g1", node), []Member{m("ns/b", "g2", node)}, p, t0)).To(Equal(Decision{Wait: 30 * time.Second}),
+		"two of different groups wait for a third")
+	g.Expect(Decide(m("ns/a", "", node), []Member{m("ns/b", "", node)}, p, t0)).To(Equal(Decision{Wait: 30 * time.Second}),
+		"no group, no hint")
+	g.Expect(Decide(m("ns/a", "g1", node), nil, p, t0)).To(Equal(Decision{Wait: 30 * time.Second}), "a storm is never of one")
+	g.Expect(Decide(m("ns/a", "g1", "Service/shop/db"), []Member{m("ns/b", "g1", "Service/shop/db"), m("ns/c", "g1", node), m("ns/d", "g1", node)}, p, t0)).To(Equal(
+		Decision{Cause: "Service/shop/db", Parent: ParentName("Service/shop/db"), Members: []string{"ns/a", "ns/b"}}))
+}
+
+func TestHome(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Home([]string{"shop/a", "shop/b"}, "runlore")).To(Equal("shop"), "a storm of one namespace stays there")
+	g.Expect(Home([]string{"shop/a", "pay/b"}, "runlore")).To(Equal("runlore"), "a storm across namespaces opens in the operator's")
+	g.Expect(Home([]string{"shop/a", "pay/b"}, "")).To(Equal("pay"))
+}
+
+func TestCanonical(t *testing.T) {
+	at := func(s int) metav1.Time { return metav1.NewTime(time.Date(2026, 1, 1, 12, 0, s, 0, time.UTC)) }
+	parent := func(ns string, created metav1.Time) runlorev1.Incident {
+		return runlorev1.Incident{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "storm-node-x", CreationTimestamp: created},
+			Spec: runlorev1.IncidentSpec{Source: runlorev1.SourceCorrelation}}
+	}
+	g := NewWithT(t)
+	g.Expect(Canonical(nil)).To(BeNil())
+	g.Expect(Canonical([]runlorev1.Incident{parent("b", at(2)), parent("a", at(3))}).Namespace).To(Equal("b"), "the oldest")
+	g.Expect(Canonical([]runlorev1.Incident{parent("b", at(2)), parent("a", at(2))}).Namespace).To(Equal("a"), "then by namespace")
+	alert := parent("a", at(0))
+	alert.Spec.Source = ""
+	g.Expect(Canonical([]runlorev1.Incident{alert})).To(BeNil(), "only a storm parent")
 }
 
 func TestParentName(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -338,4 +339,35 @@ func TestSkewedClockThroughTheAPIServer(t *testing.T) {
 	inc = incidents(t, appNS)[0]
 	g.Expect(inc.Status.ResolvedAt).To(BeNil(), "the real firing after the resolve is recorded")
 	g.Expect(inc.Status.Occurrences).To(BeEquivalentTo(2))
+}
+
+// The sender's alert group is kept as a hint for storm correlation: a
+// bounded hash of the groupKey, the same for every alert of the group, and
+// none for a group without groupLabels (every alert of the route in one).
+func TestAlertGroupIsKeptAsAHint(t *testing.T) {
+	g := NewWithT(t)
+	f := newFakeIntake(t, nil)
+	at := receiverNow.Format(time.RFC3339)
+	body := func(groupKey, groupLabels string) string {
+		return `{"version":"4","status":"firing","receiver":"runlore","groupKey":` + strconv.Quote(groupKey) +
+			`,"groupLabels":{` + groupLabels + `},"alerts":[` +
+			alertJSON("firing", `"alertname":"KubePodCrashLooping","namespace":"shop","deployment":"api"`, at, "") + `,` +
+			alertJSON("firing", `"alertname":"KubePodCrashLooping","namespace":"shop","deployment":"web"`, at, "") + `]}`
+	}
+	long := `{}/{severity="critical"}:{alertname="KubePodCrashLooping", cluster="` + strings.Repeat("x", 2000) + `"}`
+	code, _ := f.post(t, body(long, `"alertname":"KubePodCrashLooping"`))
+	g.Expect(code).To(Equal(http.StatusOK))
+	f.mu.Lock()
+	a, b := f.signals[len(f.signals)-2], f.signals[len(f.signals)-1]
+	f.mu.Unlock()
+	g.Expect(a.Annotations[runlorev1.AlertGroupAnnotation]).To(MatchRegexp(`^[0-9a-f]{16}$`))
+	g.Expect(b.Annotations[runlorev1.AlertGroupAnnotation]).To(Equal(a.Annotations[runlorev1.AlertGroupAnnotation]), "one group, one hint")
+
+	code, _ = f.post(t, body(`{}/{severity="critical"}:{alertname="KubePodCrashLooping", cluster="eu"}`, `"alertname":"KubePodCrashLooping"`))
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(f.last().Annotations[runlorev1.AlertGroupAnnotation]).NotTo(Equal(a.Annotations[runlorev1.AlertGroupAnnotation]), "another group, another hint")
+
+	code, _ = f.post(t, body(`{}:{}`, ``))
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(f.last().Annotations).NotTo(HaveKey(runlorev1.AlertGroupAnnotation), "a group of everything says nothing")
 }

@@ -34,6 +34,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +49,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/intake"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
@@ -270,6 +272,7 @@ func (h *Handler) signals(msg *Message, now time.Time) (out []intake.Signal, ind
 	out = make([]intake.Signal, 0, len(msg.Alerts))
 	index = make([]int, 0, len(msg.Alerts))
 	seen := make(map[string]int, len(msg.Alerts))
+	group := alertGroup(msg)
 	for i := range msg.Alerts {
 		a := &msg.Alerts[i]
 		skew := boundTimes(a, now)
@@ -296,6 +299,12 @@ func (h *Handler) signals(msg *Message, now time.Time) (out []intake.Signal, ind
 			h.log.Info("alert time ahead of the receiver's clock; the time of receipt is used",
 				"groupKey", msg.GroupKey, "fingerprint", spec.Fingerprint, "skew", skew)
 		}
+		if group != "" {
+			if sig.Annotations == nil {
+				sig.Annotations = map[string]string{}
+			}
+			sig.Annotations[runlorev1.AlertGroupAnnotation] = group
+		}
 		if j, dup := seen[spec.Fingerprint]; dup {
 			if later(sig.Observation, out[j].Observation) {
 				out[j], index[j] = sig, a.index
@@ -307,6 +316,18 @@ func (h *Handler) signals(msg *Message, now time.Time) (out []intake.Signal, ind
 		index = append(index, a.index)
 	}
 	return out, index, rejected, cut
+}
+
+// alertGroup names the sender's alert group for the Incident's
+// runlore.io/alert-group annotation: a hash of the groupKey, bounded
+// whatever its length. A group without groupLabels (group_by: [], every
+// alert of the route in one) says nothing about causes and names none.
+func alertGroup(msg *Message) string {
+	if msg.GroupKey == "" || len(msg.GroupLabels) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(msg.GroupKey))
+	return hex.EncodeToString(sum[:8])
 }
 
 // MaxClockSkew is how far ahead of the receiver's clock an alert's

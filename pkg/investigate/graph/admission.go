@@ -36,12 +36,21 @@ var (
 	kyvernoRefusal = regexp.MustCompile(`blocked due to the following policies:? ([a-z0-9][a-z0-9.-]*):`)
 	// vapRefusal is a ValidatingAdmissionPolicy's refusal.
 	vapRefusal = regexp.MustCompile(`ValidatingAdmissionPolicy '([a-z0-9][a-z0-9.-]*)'`)
+	// webhookRefusal is any admission webhook's: one that failed to answer
+	// ("failed calling webhook "<name>": … connection refused"), or denied.
+	webhookRefusal = regexp.MustCompile(`(?:failed calling webhook|admission webhook) "([a-z0-9][a-z0-9.-]*)"`)
 )
+
+// KindAdmissionWebhook is a graph node for an admission webhook, named as
+// its refusal names it (the webhook's name inside its configuration). It
+// is known by the refusal only: which configuration holds it is not read.
+const KindAdmissionWebhook = "AdmissionWebhook"
 
 // admission ties the subject to what refused its pods, when its symptoms
 // say an admission policy did: the namespace (Pod Security admission reads
 // its labels), a Kyverno policy or a ValidatingAdmissionPolicy the refusal
-// names. A change to that object is then on the incident's path.
+// names, or else the admission webhook that failed to answer or denied. A
+// change to that object is then on the incident's path.
 func (st *build) admission(subject *Node) {
 	for _, s := range subject.Symptoms {
 		switch {
@@ -60,6 +69,11 @@ func (st *build) admission(subject *Node) {
 			name := vapRefusal.FindStringSubmatch(s.Message)[1]
 			if p := st.policy(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}, "", name); p != nil {
 				st.g.Link(subject.Ref(), RelAdmittedBy, p.Ref(), "")
+			}
+		case webhookRefusal.MatchString(s.Message):
+			name := webhookRefusal.FindStringSubmatch(s.Message)[1]
+			if n := st.add(&Node{Kind: KindAdmissionWebhook, Name: name, Unread: true}); n != nil {
+				st.g.Link(subject.Ref(), RelAdmittedBy, n.Ref(), "")
 			}
 		}
 	}

@@ -18,6 +18,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -28,19 +29,24 @@ import (
 
 // TestWhatRefusedThePodsIsOnThePath: a workload whose pods admission
 // refuses is tied to what refused them — the namespace whose Pod Security
-// labels did, or the Kyverno policy the webhook's denial names (known by
-// reference where the API server does not serve Kyverno's kinds).
+// labels did, the Kyverno policy the webhook's denial names (known by
+// reference where the API server does not serve Kyverno's kinds), or the
+// admission webhook that failed to answer (known by its name only).
 func TestWhatRefusedThePodsIsOnThePath(t *testing.T) {
 	ctx := context.Background()
 	cases := map[string]string{
-		"Namespace/admit-psa":                  `pods "api-5d8c7b9f4-x7k2p" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "api" must set securityContext.runAsNonRoot=true)`,
-		"ClusterPolicy/require-run-as-nonroot": "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/admit-kyverno/ was blocked due to the following policies \n\nrequire-run-as-nonroot:\n  run-as-non-root: 'validation error: Running as root is not allowed.'",
+		"Namespace/admit-psa":                          `pods "api-5d8c7b9f4-x7k2p" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "api" must set securityContext.runAsNonRoot=true)`,
+		"ClusterPolicy/require-run-as-nonroot":         "admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/admit-kyverno/ was blocked due to the following policies \n\nrequire-run-as-nonroot:\n  run-as-non-root: 'validation error: Running as root is not allowed.'",
+		"AdmissionWebhook/validate.images.example.com": `Internal error occurred: failed calling webhook "validate.images.example.com": failed to call webhook: Post "https://image-policy.policy.svc:443/validate?timeout=10s": dial tcp 10.96.14.2:443: connect: connection refused`,
 	}
 	for want, refusal := range cases {
 		t.Run(want, func(t *testing.T) {
 			g := NewWithT(t)
 			ns := "admit-kyverno"
 			labels := map[string]string{}
+			if strings.HasPrefix(want, "AdmissionWebhook/") {
+				ns = "admit-webhook"
+			}
 			if want == "Namespace/admit-psa" {
 				ns = "admit-psa"
 				labels["pod-security.kubernetes.io/enforce"] = "restricted"
