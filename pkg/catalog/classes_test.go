@@ -44,6 +44,8 @@ func TestEntryClasses(t *testing.T) {
 			[]symptom.Class{symptom.CrashLoop}, []symptom.Class{symptom.OOM}, nil},
 		{"the entry's own object name is not a symptom", "---\ntype: Incident\ntitle: pvc-cleaner crash loops\ndescription: d\nresource: ops/pvc-cleaner\n---\n## Symptom\nCrashLoopBackOff.\n## Cause\nc\n## Resolution\nr\n",
 			[]symptom.Class{symptom.CrashLoop}, nil, nil},
+		{"the title says what it is about, beside a specific class the body lists", "---\ntype: Playbook\ntitle: Flux Kustomization reconciliation failure\ndescription: d\nresource: kustomization://*\n---\nThe status message names the phase: a build error or a server-side apply error (an admission webhook denial).\n",
+			[]symptom.Class{symptom.Admission, symptom.GitOps}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
