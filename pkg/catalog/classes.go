@@ -42,10 +42,10 @@ func EntryClasses(e *okf.Entry) (classes, ruledOut []symptom.Class) {
 	}
 	names := objectNames(e)
 	classes = symptom.Specific(symptom.InText(withoutNames(b.String(), names)))
-	// What the title and tags name is what the entry is about, generic or
-	// not: a GitOps entry that lists an admission denial among the errors
-	// it covers is still about GitOps.
-	for _, c := range symptom.InText(withoutNames(e.Title+".\n"+strings.Join(e.Tags, ". "), names)) {
+	// What the title names is what the entry is about, generic or not: a
+	// GitOps playbook that lists an admission denial among the errors it
+	// covers is still about GitOps.
+	for _, c := range symptom.InText(withoutNames(e.Title, names)) {
 		if !hasClass(classes, c) {
 			classes = append(classes, c)
 		}
