@@ -316,6 +316,14 @@ func chainRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 					continue
 				}
 				path := append(append([]graph.Edge(nil), cur.path...), e)
+				if next.Missing && readyPod(start) {
+					// A Ready pod mounted and read what it uses when it
+					// started: an object deleted since (a generated
+					// ConfigMap of the previous revision that Flux pruned)
+					// holds nothing back, though the kubelet's resync of the
+					// volume fails (FailedMount) while the pod serves.
+					continue
+				}
 				if next.Failing() && !seen[next.Ref()] && !hasFailingBeyond(g, next) {
 					seen[next.Ref()] = true
 					if h, ok := chainHypothesis(req, g, start, path, next, word, message, onset, window); ok {
@@ -328,6 +336,9 @@ func chainRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 	}
 	return out
 }
+
+// readyPod reports whether n is a Pod the kubelet reports Ready.
+func readyPod(n *graph.Node) bool { return n.Kind == "Pod" && n.Fact("ready") == "true" }
 
 // hasFailingBeyond reports whether a failing node one chain step further
 // explains n (then n is not the deepest).
