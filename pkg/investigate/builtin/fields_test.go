@@ -106,6 +106,10 @@ index 5ac9a6c..0b2f3e4 100644
 	g.Expect(row.noun).To(Equal("mounted configuration"))
 	g.Expect(fieldPhrase(fs, row)).To(Equal("changed its mounted configuration data port: 8080 (removed), data listen_port: 8080 (added)"))
 
+	// The commit that created the file changed no setting: it explains
+	// nothing a later rename did.
+	g.Expect(incident.ChangedFields("diff --git a/apps/config/web.conf b/apps/config/web.conf\nnew file mode 100644\nindex 0000000..5ac9a6c\n--- /dev/null\n+++ b/apps/config/web.conf\n@@ -0,0 +1,2 @@\n+# the web service's settings\n+port=8080\n")).To(BeEmpty())
+
 	// A script or a README is not read as settings, and a YAML file keeps
 	// its own reading.
 	g.Expect(incident.ChangedFields("diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-PORT=1\n+PORT=2\n")).To(BeEmpty())

@@ -193,3 +193,27 @@ func TestRealClusterAReadyPodIsNotHeldBackByAPrunedConfigMap(t *testing.T) {
 	}
 	g.Expect(f.RootCauses[0].Summary).To(ContainSubstring("CrashLoopBackOff"), f.RootCauses[0].Summary)
 }
+
+// TestRealClusterOnsetIgnoresAStartUpMountTimeout: on a loaded node a new
+// pod's first volume set-up can time out (FailedMount "failed to sync
+// configmap cache: timed out waiting for the condition") a few seconds
+// before it starts and turns Ready. The previous ReplicaSet's pod did so
+// before Flux applied the commit that broke the workload; the onset is
+// when the new pod failed, so the commit is not ruled out as "applied
+// after the incident began" (recorded by make e2e-cluster:
+// flux-config-slow-mount-at-onset.yaml).
+func TestRealClusterOnsetIgnoresAStartUpMountTimeout(t *testing.T) {
+	g := NewWithT(t)
+	joined := time.Date(2026, 12, 2, 13, 36, 0, 0, time.UTC)
+	applied := time.Date(2026, 12, 2, 13, 38, 5, 0, time.UTC)
+	start := time.Date(2026, 12, 2, 13, 38, 19, 0, time.UTC)
+	reader := recordedCluster(t, "flux-config-slow-mount-at-onset.yaml", joined)
+	now := start.Add(5 * time.Second)
+	kube := &tools.Kube{Client: reader, Now: func() time.Time { return now }}
+	reg := tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...)
+	req := incident.Request{AlertName: "KubePodCrashLooping", Namespace: "config", WorkloadKind: "Deployment", Workload: "web", Start: start}
+	obs, err := Gather(context.Background(), reg, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(obs.Graph).NotTo(BeNil())
+	g.Expect(Onset(obs.Graph, start)).NotTo(BeTemporally("<", applied), "the old pod's start-up mount timeout is not the onset")
+}

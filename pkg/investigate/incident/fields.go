@@ -77,7 +77,7 @@ func (f Field) Under(k string) bool {
 // file of key=value lines (.conf, .cfg, .env, .properties, .ini, .toml: what
 // a ConfigMap or Secret generator turns into data) is read line by line,
 // each key a field under data: a renamed key is one field removed and one
-// added.
+// added; a file the diff creates adds none.
 func ChangedFields(diff string) []Field {
 	if !strings.Contains(diff, "@@") {
 		return templateFields(diff)
@@ -100,11 +100,15 @@ func ChangedFields(diff string) []Field {
 	}
 	var hunk []string
 	keyValue := false // the current file is key=value lines, not YAML
+	created := false  // the current file is new in the diff
 	for _, line := range strings.Split(diff, "\n") {
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
-			keyValue = isKeyValueFile(line)
+			keyValue, created = isKeyValueFile(line), false
 			hunk = hunk[:0]
+			continue
+		case strings.HasPrefix(line, "new file mode"), line == "--- /dev/null":
+			created = true
 			continue
 		case strings.HasPrefix(line, "@@"):
 			hunk = hunk[:0]
@@ -117,7 +121,9 @@ func ChangedFields(diff string) []Field {
 			continue
 		}
 		if keyValue {
-			if k, v, ok := keyValueLine(body); ok && sign != ' ' {
+			// A configuration file the change created changed no setting
+			// a program read before.
+			if k, v, ok := keyValueLine(body); ok && sign != ' ' && !created {
 				set("data."+k, v, sign == '+')
 			}
 			continue
