@@ -3,9 +3,11 @@
 # e2e-cluster tests: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, containerd (Debian's, with runc and the CNI plugins), a
 # kubelet registered as a Ready node, running the test images built from
-# test/images, and kube-proxy (iptables mode) so that Services route. Every
-# address is on this machine: the API server and the node on an interface
-# of their own, the pods on a bridge of their own.
+# test/images, kube-proxy (iptables mode) so that Services route, and Flux's
+# source-controller and kustomize-controller (hack/flux/build.sh) with their
+# CRDs and the flux-system namespace. Every address is on this machine: the
+# API server and the node on an interface of their own, the pods on a bridge
+# of their own, Flux's metrics, health and artifact ports on loopback.
 #
 #   hack/cluster.sh up     build what is missing, start, wait for the node;
 #                          prints the admin kubeconfig's path
@@ -39,6 +41,9 @@ etcd_port=12379
 etcd_peer_port=12380
 api_port=16443
 registry=runlore.test           # test images' registry; pulls from it fail locally
+# Flux's ports, on loopback: the artifact server kustomize-controller
+# downloads from, and each controller's metrics and health endpoints.
+flux_storage_port=19090
 
 # Host settings the kubelet, the bridge plugin and the runtime change, which
 # `down` puts back.
@@ -233,6 +238,9 @@ make_pki() {
 	cert scheduler "/CN=system:kube-scheduler"
 	cert node "/O=system:nodes/CN=system:node:${node_name}"
 	cert kube-proxy "/CN=system:kube-proxy"
+	# Flux's controllers run with cluster-admin, as its install binds them.
+	cert source-controller "/O=system:masters/CN=system:serviceaccount:flux-system:source-controller"
+	cert kustomize-controller "/O=system:masters/CN=system:serviceaccount:flux-system:kustomize-controller"
 	cert kubelet "/CN=${node_name}" "IP:${node_ip},IP:127.0.0.1,DNS:${node_name}"
 	openssl genrsa -out "${pki}/sa.key" 2048 2>/dev/null
 	openssl rsa -in "${pki}/sa.key" -pubout -out "${pki}/sa.pub" 2>/dev/null
@@ -241,6 +249,8 @@ make_pki() {
 	kubeconfig scheduler scheduler
 	kubeconfig node node
 	kubeconfig kube-proxy kube-proxy
+	kubeconfig source-controller source-controller
+	kubeconfig kustomize-controller kustomize-controller
 }
 
 # --- configuration files ---------------------------------------------------
@@ -388,10 +398,34 @@ need_packages() {
 	# iptables-nft cannot delete a table it emptied; nft can.
 	command -v nft >/dev/null || missing+=(nftables)
 	command -v openssl >/dev/null || missing+=(openssl)
+	command -v curl >/dev/null || missing+=(curl)
 	((${#missing[@]})) || return 0
 	log "installing ${missing[*]} (Debian packages)"
 	apt-get update -qq >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# start_flux installs Flux's CRDs (test/crds/flux, generated from the API
+# modules the controllers are built from) and the flux-system namespace, and
+# starts source-controller and kustomize-controller as host processes: each
+# with a kubeconfig of its own, no leader election, every listener on
+# loopback, and its temporary files under the state directory.
+start_flux() {
+	kubectl_ apply --server-side -f "${root}/test/crds/flux" >&2
+	kubectl_ wait --for=condition=Established --timeout=60s -f "${root}/test/crds/flux" >&2
+	kubectl_ create namespace flux-system >&2
+	local f="${state}/flux"
+	mkdir -p "${f}/storage" "${f}/tmp"
+	TMPDIR="${f}/tmp" RUNTIME_NAMESPACE=flux-system KUBECONFIG="${state}/source-controller.kubeconfig" \
+		start source-controller "${flux}/source-controller" \
+		--storage-path "${f}/storage" --storage-addr "127.0.0.1:${flux_storage_port}" \
+		--storage-adv-addr "127.0.0.1:${flux_storage_port}" \
+		--metrics-addr 127.0.0.1:18080 --health-addr 127.0.0.1:19440 --log-encoding console
+	TMPDIR="${f}/tmp" RUNTIME_NAMESPACE=flux-system KUBECONFIG="${state}/kustomize-controller.kubeconfig" \
+		start kustomize-controller "${flux}/kustomize-controller" \
+		--metrics-addr 127.0.0.1:18081 --health-addr 127.0.0.1:19441 --log-encoding console
+	wait_for "source-controller" 120 curl -fsS http://127.0.0.1:19440/readyz
+	wait_for "kustomize-controller" 120 curl -fsS http://127.0.0.1:19441/readyz
 }
 
 ctr_() { ctr --address "${state}/containerd/containerd.sock" -n k8s.io "$@"; }
@@ -404,6 +438,7 @@ up() {
 	for d in /sys/fs/cgroup/*/kubepods; do [[ ! -e "${d}" ]] || die "${d} exists: another kubelet runs here"; done
 	need_packages
 	bin="$("${here}/control-plane.sh" --node)"
+	flux="$("${here}/flux/build.sh")"
 
 	mkdir -p "${state}/pids" "${state}/logs" "${state}/images"
 	snapshot_host
@@ -471,6 +506,8 @@ up() {
 	# The kubernetes Service answers from the host through kube-proxy's rules.
 	wait_for "the kubernetes Service to route" 120 kubectl_ --server "https://${service_ip}:443" get --raw /readyz
 
+	start_flux
+
 	trap - EXIT
 	log "node ${node_name} is Ready"
 	echo "${state}/admin.kubeconfig"
@@ -479,6 +516,8 @@ up() {
 down() {
 	[[ -d "${state}" ]] || { log "no cluster at ${state}"; return 0; }
 	local id proxy=""
+	stop kustomize-controller
+	stop source-controller
 	[[ -f "${state}/pids/kube-proxy" ]] && read -r _ proxy <"${state}/pids/kube-proxy"
 	stop kube-proxy
 	# kube-proxy's own cleanup removes every chain and rule it made (IPv4
@@ -525,6 +564,7 @@ env_() {
 	echo "RUNLORE_CLUSTER_DIR=${state}"
 	echo "RUNLORE_CLUSTER_NODE=${node_name}"
 	echo "RUNLORE_CLUSTER_REGISTRY=${registry}"
+	echo "RUNLORE_CLUSTER_NODE_IP=${node_ip}"
 }
 
 import_() {

@@ -84,6 +84,7 @@ type serveConfig struct {
 	GracefulShutdownTimeout  metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
 	CacheDir                 string          `json:"cacheDir,omitempty"`
 	ReconcileTimeout         metav1.Duration `json:"reconcileTimeout,omitempty"`
+	SustainedClear           metav1.Duration `json:"sustainedClear,omitempty"`
 	KubeAPIQPS               float64         `json:"kubeAPIQPS,omitempty"`
 	KubeAPIBurst             int             `json:"kubeAPIBurst,omitempty"`
 	intakeConfig             `json:",inline"`
@@ -117,6 +118,7 @@ func defaultServeConfig() serveConfig {
 		GracefulShutdownTimeout:  metav1.Duration{Duration: 30 * time.Second},
 		CacheDir:                 filepath.Join(os.TempDir(), "runlore"),
 		ReconcileTimeout:         metav1.Duration{Duration: defaultReconcileTimeout},
+		SustainedClear:           metav1.Duration{Duration: controllers.DefaultSustainedClear},
 		KubeAPIQPS:               defaultKubeAPIQPS,
 		KubeAPIBurst:             defaultKubeAPIBurst,
 		intakeConfig:             defaultIntakeConfig(),
@@ -150,6 +152,7 @@ func bindServeFlags(fs *flag.FlagSet, cfg *serveConfig) *string {
 	fs.DurationVar(&cfg.GracefulShutdownTimeout.Duration, "graceful-shutdown-timeout", cfg.GracefulShutdownTimeout.Duration, "how long to wait for runnables to stop")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", cfg.CacheDir, "writable directory for the catalog and git mirrors")
 	fs.DurationVar(&cfg.ReconcileTimeout.Duration, "reconcile-timeout", cfg.ReconcileTimeout.Duration, "deadline of every other reconcile (catalog syncs, outcomes, incidents)")
+	fs.DurationVar(&cfg.SustainedClear.Duration, "sustained-clear", cfg.SustainedClear.Duration, "how long a resolved incident must stay clear before its outcome counts as resolved")
 	fs.Float64Var(&cfg.KubeAPIQPS, "kube-api-qps", cfg.KubeAPIQPS, "sustained requests per second to the API server, for the controllers' client and, separately, the receiver's")
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "requests to the API server allowed in a burst above --kube-api-qps, per client")
 	bindIntakeFlags(fs, &cfg.intakeConfig)
@@ -206,6 +209,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if cfg.ReconcileTimeout.Duration <= 0 {
 		return cfg, errors.New("--reconcile-timeout must be positive")
+	}
+	if cfg.SustainedClear.Duration <= 0 {
+		return cfg, errors.New("--sustained-clear must be positive")
 	}
 	for _, group := range []interface{ validate() error }{cfg.investigationConfig, cfg.catalogConfig, cfg.baselineConfig} {
 		if err := group.validate(); err != nil {
@@ -635,6 +641,7 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 		Fixer:                       &fixpr.Proposer{Reader: mgr.GetAPIReader(), Mirrors: mirrors, OperatorNamespace: cfg.Namespace},
 		Steps:                       steps,
 		MaxConcurrentInvestigations: cfg.MaxConcurrentInvestigations,
+		SustainedClear:              cfg.SustainedClear.Duration,
 		OperatorNamespace:           cfg.Namespace,
 		Syncer:                      syncer,
 		StepBudgets:                 stepBudgets(cfg.investigationConfig),

@@ -67,6 +67,7 @@ func TestParseServeFlags(t *testing.T) {
 			g.Expect(c.MetricsBindAddress).To(Equal(":8080"))
 			g.Expect(c.HealthProbeBindAddress).To(Equal(":8081"))
 			g.Expect(c.LeaderElect).To(BeFalse())
+			g.Expect(c.SustainedClear.Duration).To(Equal(5*time.Minute), "the outcome controller's default")
 		}, ""},
 		{"file", []string{"--config", file}, func(g Gomega, c serveConfig) {
 			g.Expect(c.Namespace).To(Equal("from-file"))
@@ -82,6 +83,10 @@ func TestParseServeFlags(t *testing.T) {
 		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, nil, "--config"},
 		{"bad log level", []string{"--log-level", "loud"}, nil, "--log-level"},
 		{"bad concurrency", []string{"--max-concurrent-investigations", "0"}, nil, "--max-concurrent-investigations"},
+		{"sustained clear", []string{"--sustained-clear", "20s"}, func(g Gomega, c serveConfig) {
+			g.Expect(c.SustainedClear.Duration).To(Equal(20 * time.Second))
+		}, ""},
+		{"bad sustained clear", []string{"--sustained-clear", "0s"}, nil, "--sustained-clear"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

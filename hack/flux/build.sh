@@ -6,8 +6,7 @@
 # directives of the controller's go.mod, so its dependency graph is the one
 # it was released with. A stamp records what was built from what.
 #
-# Not yet run by any target: the real-cluster suite still changes
-# Deployments directly (docs/real-cluster.md, "Left out so far").
+# hack/cluster.sh runs them on the real cluster (make e2e-cluster).
 set -euo pipefail
 
 FLUX_VERSION=1.9.6
@@ -17,6 +16,12 @@ stamp="${cache}/.stamp"
 controllers=(source-controller kustomize-controller)
 
 want="flux=${FLUX_VERSION} go=$(go env GOVERSION) sum=$(cat "${here}"/*/go.mod "${here}"/*/go.sum | sha256sum | cut -c1-16)"
+# One build at a time: a caller that finds another build under way (.ci/run
+# starts one early, in the background) waits for it and then finds the
+# binaries in place.
+mkdir -p "${cache}"
+exec 9>"${cache}/.lock"
+flock 9
 built=true
 for c in "${controllers[@]}"; do [[ -x "${cache}/${c}" ]] || built=false; done
 if ${built} && [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]]; then
@@ -24,7 +29,6 @@ if ${built} && [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]]; then
 	exit 0
 fi
 
-mkdir -p "${cache}"
 tmp="$(mktemp -d "${cache}/.build.XXXXXX")"
 trap 'rm -rf "${tmp}"' EXIT
 for c in "${controllers[@]}"; do

@@ -293,6 +293,7 @@ func TestEveryValueReachesTheContainer(t *testing.T) {
 		"--change-window=3h",
 		"--read-timeout=8s",
 		"--reconcile-timeout=2m",
+		"--sustained-clear=10m",
 		"--step-budgets=investigate=3m,verify=90s",
 		"--kube-api-qps=40",
 		"--kube-api-burst=80",

@@ -33,6 +33,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -202,8 +203,10 @@ func checkWebhookStamps(t *testing.T, c client.Client, key client.ObjectKey) {
 	}, 30*time.Second, time.Second).Should(Succeed())
 }
 
-// installGitOpsCRDs creates the Flux and Argo CD CRDs RunLore reads (those
-// `lore demo` installs); RunLore's own come with the chart.
+// installGitOpsCRDs creates the GitOps CRDs RunLore reads (those `lore
+// demo` installs) that the cluster does not serve yet: Argo CD's, since
+// hack/cluster.sh installs Flux's with Flux. RunLore's own come with the
+// chart.
 func installGitOpsCRDs(t *testing.T, c client.Client) {
 	t.Helper()
 	crds, err := controlplane.EmbeddedCRDs()
@@ -212,8 +215,14 @@ func installGitOpsCRDs(t *testing.T, c client.Client) {
 	}
 	var gitops []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range crds {
-		if crd.Spec.Group != runlorev1.GroupVersion.Group {
+		if crd.Spec.Group == runlorev1.GroupVersion.Group {
+			continue
+		}
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+		if apierrors.IsNotFound(err) {
 			gitops = append(gitops, crd)
+		} else if err != nil {
+			t.Fatal(err)
 		}
 	}
 	createCRDs(t, c, gitops)

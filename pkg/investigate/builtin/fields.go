@@ -81,8 +81,14 @@ func isWhen(c symptom.Class, re *regexp.Regexp) effect { return effect{class: c,
 // crash whose words say a name did not resolve).
 func isReading(c, reads symptom.Class) effect { return effect{class: c, reads: reads} }
 
+// keyIs matches a field by its own key, except under a ConfigMap's or a
+// Secret's data: a setting named port or image there is configuration the
+// program reads, not the object's port or image.
 func keyIs(keys ...string) func(incident.Field) bool {
 	return func(f incident.Field) bool {
+		if f.Under("data") || f.Under("stringData") {
+			return false
+		}
 		for _, k := range keys {
 			if f.Key() == k {
 				return true

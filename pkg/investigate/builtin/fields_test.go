@@ -181,3 +181,35 @@ func TestARemovedBindingReachesTheAccountItGranted(t *testing.T) {
 	obs := Observations{Texts: map[string]string{"pod_status": `Error: configmaps is forbidden: User "system:serviceaccount:fraud:scorer" cannot list resource "configmaps"`}}
 	g.Expect(accountsOf(obs, nil)).To(HaveKey("fraud/scorer"), "the refusal names the account")
 }
+
+// A key renamed in a configuration file that a kustomize configMapGenerator
+// turns into a ConfigMap: the diff is key=value lines, not YAML. The crash
+// it causes is explained by the mounted configuration, and the finding
+// names both keys.
+func TestAKeyRenamedInAGeneratedConfigFileIsAField(t *testing.T) {
+	g := NewWithT(t)
+	const diff = `diff --git a/apps/config/web.conf b/apps/config/web.conf
+index 5ac9a6c..0b2f3e4 100644
+--- a/apps/config/web.conf
++++ b/apps/config/web.conf
+@@ -1,2 +1,2 @@
+ # the web service's settings
+-port=8080
++listen_port=8080
+`
+	fields := incident.ChangedFields(diff)
+	g.Expect(fields).To(Equal([]incident.Field{{Path: "data.port", From: "8080"}, {Path: "data.listen_port", To: "8080"}}))
+	fs, row, ok := fieldFor(fields, symptom.CrashLoop, "config: /etc/web/web.conf: required key port is missing")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(row.noun).To(Equal("mounted configuration"))
+	g.Expect(fieldPhrase(fs, row)).To(Equal("changed its mounted configuration data port: 8080 (removed), data listen_port: 8080 (added)"))
+
+	// The commit that created the file changed no setting: it explains
+	// nothing a later rename did.
+	g.Expect(incident.ChangedFields("diff --git a/apps/config/web.conf b/apps/config/web.conf\nnew file mode 100644\nindex 0000000..5ac9a6c\n--- /dev/null\n+++ b/apps/config/web.conf\n@@ -0,0 +1,2 @@\n+# the web service's settings\n+port=8080\n")).To(BeEmpty())
+
+	// A script or a README is not read as settings, and a YAML file keeps
+	// its own reading.
+	g.Expect(incident.ChangedFields("diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-PORT=1\n+PORT=2\n")).To(BeEmpty())
+	g.Expect(incident.ChangedFields("diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a=1\n+a=2\n")).To(BeEmpty())
+}

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -138,15 +137,14 @@ func probeNoise(g *graph.Graph, pod, message string) bool {
 	return false
 }
 
-// startupNoise reports whether a symptom is a probe failing while its pod
-// started: the pod became Ready after the failures and has been Ready since,
-// as a new pod whose first probe runs before its server listens does
-// ("connect: connection refused"). That is not when the trouble began.
+// startupNoise reports whether a symptom is an Event of a pod's start that
+// the pod got past: it became Ready after the Event and has been Ready
+// since, as a new pod whose first probe runs before its server listens does
+// ("connect: connection refused"), or one whose first volume set-up timed
+// out on a loaded node ("FailedMount … failed to sync configmap cache:
+// timed out waiting for the condition"). That is not when the trouble began.
 func startupNoise(l located) bool {
 	if l.node.Kind != "Pod" || l.node.Facts["ready"] != "true" || l.s.Source != "event" {
-		return false
-	}
-	if !slices.Contains(symptom.OfEvent(l.s.Word, l.s.Message), symptom.ProbeFailure) {
 		return false
 	}
 	since, err := time.Parse(time.RFC3339, l.node.Facts["readySince"])
@@ -310,6 +308,14 @@ func chainRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 					continue
 				}
 				path := append(append([]graph.Edge(nil), cur.path...), e)
+				if next.Missing && readyPod(start) {
+					// A Ready pod mounted and read what it uses when it
+					// started: an object deleted since (a generated
+					// ConfigMap of the previous revision that Flux pruned)
+					// holds nothing back, though the kubelet's resync of the
+					// volume fails (FailedMount) while the pod serves.
+					continue
+				}
 				if next.Failing() && !seen[next.Ref()] && !hasFailingBeyond(g, next) {
 					seen[next.Ref()] = true
 					if h, ok := chainHypothesis(req, g, start, path, next, word, message, onset, window); ok {
@@ -322,6 +328,9 @@ func chainRule(req incident.Request, g *graph.Graph, onset time.Time, window tim
 	}
 	return out
 }
+
+// readyPod reports whether n is a Pod the kubelet reports Ready.
+func readyPod(n *graph.Node) bool { return n.Kind == "Pod" && n.Fact("ready") == "true" }
 
 // hasFailingBeyond reports whether a failing node one chain step further
 // explains n (then n is not the deepest).

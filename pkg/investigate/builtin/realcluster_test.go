@@ -44,7 +44,7 @@ import (
 // the Deployment is the one its ReplicaSets name (its template the newest
 // ReplicaSet's) and the Node is the one its pods ran on, registered at
 // joined.
-func recordedCluster(t *testing.T, file string, joined time.Time) client.Reader {
+func recordedCluster(t *testing.T, file string, joined time.Time, extra ...runtime.Object) client.Reader {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "test", "cluster", "testdata", file))
 	if err != nil {
@@ -86,6 +86,7 @@ func recordedCluster(t *testing.T, file string, joined time.Time) client.Reader 
 			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 				LastTransitionTime: metav1.NewTime(joined)}}},
 		})
+	out = append(out, extra...)
 	return fake.NewClientBuilder().WithScheme(testenv.Scheme).WithRuntimeObjects(out...).Build()
 }
 
@@ -152,4 +153,67 @@ func TestRealClusterOnsetIgnoresStartupProbeFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealClusterAReadyPodIsNotHeldBackByAPrunedConfigMap: Flux applied a
+// commit that renamed a key of a file a configMapGenerator turns into a
+// ConfigMap. The new ConfigMap's name rolled the Deployment, the new pod
+// crashes on the missing key, and Flux pruned the previous ConfigMap, which
+// the previous ReplicaSet's pod still names: that pod is Running and Ready
+// (it mounted the volume when it started) while the kubelet's resync of the
+// volume fails. The missing ConfigMap holds nothing back; the crash is the
+// failure (recorded by make e2e-cluster: flux-config-at-onset.yaml).
+func TestRealClusterAReadyPodIsNotHeldBackByAPrunedConfigMap(t *testing.T) {
+	g := NewWithT(t)
+	joined := time.Date(2026, 12, 2, 13, 26, 35, 0, time.UTC)
+	rolledOut := time.Date(2026, 12, 2, 13, 28, 35, 0, time.UTC)
+	start := time.Date(2026, 12, 2, 13, 28, 56, 0, time.UTC)
+	current := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config-d68t7b4mh7", Namespace: "config",
+		CreationTimestamp: metav1.NewTime(rolledOut)}, Data: map[string]string{"web.conf": "listen_port=8080\n"}}
+	reader := recordedCluster(t, "flux-config-at-onset.yaml", joined, current)
+	now := start.Add(5 * time.Second)
+	kube := &tools.Kube{Client: reader, Now: func() time.Time { return now }}
+	reg := tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...)
+	rollout := incident.Change{Source: "kubernetes", Kind: "Deployment", Namespace: "config", Name: "web", At: rolledOut,
+		FromRevision: "1 (web-7977d475bf)", ToRevision: "2 (web-54666844b4)", Touches: []string{"Deployment/config/web"}, Aspects: []string{"config"},
+		Diff: "volume config: configMap web-config-t2794hh8td -> web-config-d68t7b4mh7"}
+	req := incident.Request{AlertName: "KubePodCrashLooping", Namespace: "config", WorkloadKind: "Deployment", Workload: "web",
+		Start: start, Changes: []incident.Change{rollout}}
+	obs, err := Gather(context.Background(), reg, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(obs.Graph).NotTo(BeNil())
+	pruned := obs.Graph.Node("ConfigMap/config/web-config-t2794hh8td")
+	g.Expect(pruned).NotTo(BeNil(), "the Ready pod still names the pruned ConfigMap")
+	g.Expect(pruned.Missing).To(BeTrue())
+
+	f := Analyze(req, obs, now, 0)
+	g.Expect(f.RootCauses).NotTo(BeEmpty())
+	for _, rc := range f.RootCauses {
+		g.Expect(rc.Summary).NotTo(ContainSubstring("web-config-t2794hh8td"), "a pruned ConfigMap a Ready pod names is not a cause")
+	}
+	g.Expect(f.RootCauses[0].Summary).To(ContainSubstring("CrashLoopBackOff"), f.RootCauses[0].Summary)
+}
+
+// TestRealClusterOnsetIgnoresAStartUpMountTimeout: on a loaded node a new
+// pod's first volume set-up can time out (FailedMount "failed to sync
+// configmap cache: timed out waiting for the condition") a few seconds
+// before it starts and turns Ready. The previous ReplicaSet's pod did so
+// before Flux applied the commit that broke the workload; the onset is
+// when the new pod failed, so the commit is not ruled out as "applied
+// after the incident began" (recorded by make e2e-cluster:
+// flux-config-slow-mount-at-onset.yaml).
+func TestRealClusterOnsetIgnoresAStartUpMountTimeout(t *testing.T) {
+	g := NewWithT(t)
+	joined := time.Date(2026, 12, 2, 13, 36, 0, 0, time.UTC)
+	applied := time.Date(2026, 12, 2, 13, 38, 5, 0, time.UTC)
+	start := time.Date(2026, 12, 2, 13, 38, 19, 0, time.UTC)
+	reader := recordedCluster(t, "flux-config-slow-mount-at-onset.yaml", joined)
+	now := start.Add(5 * time.Second)
+	kube := &tools.Kube{Client: reader, Now: func() time.Time { return now }}
+	reg := tools.NewRegistry(append(kube.Tools(), &tools.Graph{Kube: kube})...)
+	req := incident.Request{AlertName: "KubePodCrashLooping", Namespace: "config", WorkloadKind: "Deployment", Workload: "web", Start: start}
+	obs, err := Gather(context.Background(), reg, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(obs.Graph).NotTo(BeNil())
+	g.Expect(Onset(obs.Graph, start)).NotTo(BeTemporally("<", applied), "the old pod's start-up mount timeout is not the onset")
 }

@@ -73,7 +73,11 @@ func (f Field) Under(k string) bool {
 // ChangedFields reads the fields a unified diff alters, from each changed
 // line and the keys that enclose it in its hunk; a kind-level pod-template
 // diff (one "field: before → after" per line) reads the same way. A field
-// changed on both sides keeps the first value of each.
+// changed on both sides keeps the first value of each. A configuration
+// file of key=value lines (.conf, .cfg, .env, .properties, .ini, .toml: what
+// a ConfigMap or Secret generator turns into data) is read line by line,
+// each key a field under data: a renamed key is one field removed and one
+// added; a file the diff creates adds none.
 func ChangedFields(diff string) []Field {
 	if !strings.Contains(diff, "@@") {
 		return templateFields(diff)
@@ -95,9 +99,18 @@ func ChangedFields(diff string) []Field {
 		}
 	}
 	var hunk []string
+	keyValue := false // the current file is key=value lines, not YAML
+	created := false  // the current file is new in the diff
 	for _, line := range strings.Split(diff, "\n") {
 		switch {
-		case strings.HasPrefix(line, "diff --git "), strings.HasPrefix(line, "@@"):
+		case strings.HasPrefix(line, "diff --git "):
+			keyValue, created = isKeyValueFile(line), false
+			hunk = hunk[:0]
+			continue
+		case strings.HasPrefix(line, "new file mode"), line == "--- /dev/null":
+			created = true
+			continue
+		case strings.HasPrefix(line, "@@"):
 			hunk = hunk[:0]
 			continue
 		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), line == "":
@@ -105,6 +118,14 @@ func ChangedFields(diff string) []Field {
 		}
 		sign, body := line[0], line[1:]
 		if sign != '+' && sign != '-' && sign != ' ' {
+			continue
+		}
+		if keyValue {
+			// A configuration file the change created changed no setting
+			// a program read before.
+			if k, v, ok := keyValueLine(body); ok && sign != ' ' && !created {
+				set("data."+k, v, sign == '+')
+			}
 			continue
 		}
 		if sign != ' ' {
@@ -131,6 +152,45 @@ func ChangedFields(diff string) []Field {
 		hunk = append(hunk, body)
 	}
 	return out
+}
+
+// isKeyValueFile reports whether a "diff --git a/… b/…" header names a file
+// of key=value lines: one whose extension is none of YAML's or JSON's, and
+// which has one (a file without is as likely a script or a README).
+func isKeyValueFile(header string) bool {
+	i := strings.LastIndex(header, " b/")
+	if i < 0 {
+		return false
+	}
+	name := header[i+3:]
+	if j := strings.LastIndex(name, "/"); j >= 0 {
+		name = name[j+1:]
+	}
+	dot := strings.LastIndex(name, ".")
+	if dot < 0 {
+		return false
+	}
+	switch strings.ToLower(name[dot+1:]) {
+	case "conf", "cfg", "env", "properties", "ini", "toml":
+		return true
+	}
+	return false
+}
+
+// keyValueLine reads "key=value" (or "key = value"), skipping comments and
+// section headers; a key holds no space.
+func keyValueLine(line string) (string, string, bool) {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") || strings.HasPrefix(line, "[") {
+		return "", "", false
+	}
+	line = strings.TrimPrefix(line, "export ")
+	k, v, ok := strings.Cut(line, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" || strings.ContainsAny(k, " \t\"'") {
+		return "", "", false
+	}
+	return k, cleanValue(v), true
 }
 
 // templateFields reads a pod-template diff of the Kubernetes collector:
