@@ -631,14 +631,14 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					aspects:      fits(symptom.ContainerConfig),
 					alone:        weightConfigErrorAlone,
 					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
-			case c.Reason == "CrashLoopBackOff":
+			case crashing(p, c):
 				add(finding{class: symptom.CrashLoop, word: "CrashLoopBackOff", affected: 1, entities: wl, text: lastWordsOf(c),
-					evidence: quote("pod_status", podText, p.Ref(), "CrashLoopBackOff"),
-					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, c.LastExitCode),
+					evidence: quote("pod_status", podText, p.Ref(), nameOr(c.Reason, "CrashLoopBackOff")),
+					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, exitCodeOf(c)),
 					aspects:  fits(symptom.CrashLoop),
 					// A crash loop with no change names no cause by itself.
 					alone:        weightCrashAlone,
-					aloneSummary: fmt.Sprintf("%s crash-loops with exit code %d; no change explains it", nameOr(workload, p.Ref()), c.LastExitCode)})
+					aloneSummary: fmt.Sprintf("%s crash-loops with exit code %d; no change explains it", nameOr(workload, p.Ref()), exitCodeOf(c))})
 			}
 		}
 		if p.Reason == "Evicted" {
@@ -828,10 +828,32 @@ var alertOnly = map[symptom.Class]bool{symptom.CPUThrottling: true, symptom.CPUS
 // lastWordsOf is what a crash-looping container said as it exited: its
 // last termination message, else its exit code.
 func lastWordsOf(c tools.ContainerSummary) string {
+	if c.State == "terminated" && c.Message != "" {
+		// Read between restarts: the exit just now is the last word.
+		return c.Message
+	}
 	if c.LastMessage != "" {
 		return c.LastMessage
 	}
-	return fmt.Sprintf("exit code %d", c.LastExitCode)
+	return fmt.Sprintf("exit code %d", exitCodeOf(c))
+}
+
+// exitCodeOf is the container's latest exit code: its state's when read
+// terminated, else its last termination's.
+func exitCodeOf(c tools.ContainerSummary) int32 {
+	if c.State == "terminated" {
+		return c.ExitCode
+	}
+	return c.LastExitCode
+}
+
+// crashing: a container the kubelet restarts after a failed exit is in a
+// crash loop whatever state a read catches it in — waiting in
+// CrashLoopBackOff, or terminated with a non-zero exit code between two
+// restarts, while its pod stays Running (a Job's pod that fails is Failed,
+// and the Job rule reads it).
+func crashing(p tools.PodSummary, c tools.ContainerSummary) bool {
+	return c.Reason == "CrashLoopBackOff" || c.State == "terminated" && c.ExitCode != 0 && p.Phase == "Running" && c.Reason != "OOMKilled"
 }
 
 // ownWords is what the failing object itself says of a symptom, as a

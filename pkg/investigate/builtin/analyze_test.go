@@ -125,6 +125,16 @@ func TestAnalyzeRules(t *testing.T) {
 			wantRuledOut: "HelmRelease/monitoring/grafana changed",
 		},
 		{
+			name:    "a crash read between two restarts (terminated, exit 1) is the crash loop the config change explains",
+			changes: []incident.Change{configEdit, unrelated},
+			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{{Namespace: "shop", Name: "api-1-a", Phase: "Running",
+				Containers: []tools.ContainerSummary{{Name: "api", State: "terminated", Reason: "Error", ExitCode: 1, Restarts: 3,
+					Message: "fatal: setting listen_port is not set", LastReason: "Error", LastExitCode: 1}}}}},
+			wantTop:      []string{"ConfigMap/shop/api-config"},
+			wantVerdict:  runlorev1.VerdictActionable,
+			mustNotBlame: []string{"HelmRelease/monitoring/grafana"},
+		},
+		{
 			name: "a node that joined after the limit cut is not blamed for the OOM kill",
 			changes: []incident.Change{memoryBump, {Source: "kubernetes", Kind: "Node", Name: "worker-9", At: onset.Add(-2 * time.Minute),
 				Touches: []string{"Deployment/shop/api"}, Aspects: []string{"node"}, Summary: "Node joined the cluster"}},
