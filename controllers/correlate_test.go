@@ -122,6 +122,31 @@ func (c *stormCluster) alertIn(ns, name, alertName, workload string, annotations
 	c.g.Expect(k8sClient.Create(c.ctx, inc)).To(Succeed())
 }
 
+// expectStormWithLoner waits until parentName's storm of subject holds every
+// Incident but loner, which is investigated on its own as loner-1, and
+// checks that only two Investigations opened.
+func (c *stormCluster) expectStormWithLoner(parentName string, subject *runlorev1.Workload, loner string) {
+	g, ns, ctx := c.g, c.ns, c.ctx
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+		g.Expect(parent.Spec.Workload).To(Equal(subject))
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for _, inc := range c.incidents(g) {
+			switch inc.Name {
+			case parentName:
+			case loner:
+				g.Expect(inc.Status.Parent).To(BeEmpty())
+				g.Expect(inc.Status.Investigation).To(Equal(loner + "-1"))
+			default:
+				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
+				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
+			}
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+}
+
 func (c *stormCluster) incidents(g Gomega) []runlorev1.Incident {
 	var list runlorev1.IncidentList
 	g.Expect(k8sClient.List(c.ctx, &list, client.InNamespace(c.ns))).To(Succeed())
@@ -381,24 +406,7 @@ func TestStormOfASharedDependency(t *testing.T) {
 	c.alert("search", "KubePodCrashLooping", "search")
 
 	parentName := correlate.ParentName("Service/" + ns + "/orders-db")
-	g.Eventually(func(g Gomega) {
-		parent := &runlorev1.Incident{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
-		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "Service", Namespace: ns, Name: "orders-db"}))
-		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
-		for _, inc := range c.incidents(g) {
-			switch inc.Name {
-			case parentName:
-			case "search":
-				g.Expect(inc.Status.Parent).To(BeEmpty())
-				g.Expect(inc.Status.Investigation).To(Equal("search-1"))
-			default:
-				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
-				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
-			}
-		}
-	}, eventually, 250*time.Millisecond).Should(Succeed())
-	g.Expect(c.investigations(g)).To(HaveLen(2))
+	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "Service", Namespace: ns, Name: "orders-db"}, "search")
 }
 
 // TestStormMemberSplitsWhenTheNodeRecovers: three workloads on a NotReady
@@ -655,24 +663,7 @@ func TestStormOfAFailingWebhook(t *testing.T) {
 	c.alert("batch", "KubeDeploymentReplicasMismatch", "batch")
 
 	parentName := correlate.ParentName("AdmissionWebhook/validate.images.example.com")
-	g.Eventually(func(g Gomega) {
-		parent := &runlorev1.Incident{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
-		g.Expect(parent.Spec.Workload).To(Equal(&runlorev1.Workload{Kind: "AdmissionWebhook", Name: "validate.images.example.com"}))
-		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
-		for _, inc := range c.incidents(g) {
-			switch inc.Name {
-			case parentName:
-			case "batch":
-				g.Expect(inc.Status.Parent).To(BeEmpty())
-				g.Expect(inc.Status.Investigation).To(Equal("batch-1"))
-			default:
-				g.Expect(inc.Status.Parent).To(Equal(parentName), inc.Name)
-				g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), inc.Name)
-			}
-		}
-	}, eventually, 250*time.Millisecond).Should(Succeed())
-	g.Expect(c.investigations(g)).To(HaveLen(2))
+	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "AdmissionWebhook", Name: "validate.images.example.com"}, "batch")
 }
 
 // TestAlertGroupIsAHintNotTheRule: two workloads on a NotReady Node whose
