@@ -211,6 +211,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			}
 		}
 	}
+	foldEchoes(changeHyps, req, obs)
 	hyps = append(hyps, changeHyps...)
 	for _, s := range symptoms {
 		if explained[s.class] || s.alone == 0 {
@@ -445,6 +446,36 @@ func classifyChanges(req incident.Request, obs Observations, window time.Duratio
 		}
 	}
 	return keep, ruled
+}
+
+// echoWindow is how close to a GitOps object's revision a Kubernetes change
+// (a rollout, a generated ConfigMap) must be to be that revision's doing.
+const echoWindow = 2 * time.Minute
+
+// foldEchoes: a rollout or a ConfigMap the cluster shows changing at the
+// moment the GitOps object that manages the subject applied a revision is
+// that revision's echo. The revision is the change — it names the commit,
+// the file and the field — so it takes the echo's strength, and the echo
+// ranks below it.
+func foldEchoes(hyps []hypothesis, req incident.Request, obs Observations) {
+	_, managers := subjectReads(req, obs)
+	for i := range hyps {
+		origin := &hyps[i]
+		if origin.change.Source == "kubernetes" || !managers[origin.change.Ref()] {
+			continue
+		}
+		for j := range hyps {
+			echo := &hyps[j]
+			if echo.change.Source != "kubernetes" {
+				continue
+			}
+			if d := echo.change.At.Sub(origin.change.At); d < -echoWindow || d > echoWindow {
+				continue
+			}
+			origin.confidence = math.Max(origin.confidence, echo.confidence)
+			echo.confidence = cap(echo.confidence * weightEcho)
+		}
+	}
 }
 
 // serviceAccountUser is how the API server names a service account in a

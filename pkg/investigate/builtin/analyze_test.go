@@ -135,6 +135,18 @@ func TestAnalyzeRules(t *testing.T) {
 			mustNotBlame: []string{"HelmRelease/monitoring/grafana"},
 		},
 		{
+			name: "the rollout a GitOps revision caused is that revision's echo: the revision, with its commit, ranks first",
+			changes: []incident.Change{
+				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", At: onset.Add(-time.Minute),
+					FromRevision: "main@sha1:0000000aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ToRevision: "main@sha1:5e5e5e5aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Aspects: []string{"config"}},
+				{Source: "kubernetes", Kind: "Deployment", Namespace: "shop", Name: "api", At: onset.Add(-time.Minute),
+					FromRevision: "1 (api-1)", ToRevision: "2 (api-2)", Touches: []string{"Deployment/shop/api"}, Aspects: []string{"config"}},
+			},
+			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{crashingPod("api-2-a", "CrashLoopBackOff", "Error", 1)}},
+			wantTop:     []string{"Kustomization/flux-system/apps", "5e5e5e5"},
+			wantVerdict: runlorev1.VerdictActionable,
+		},
+		{
 			name: "a node that joined after the limit cut is not blamed for the OOM kill",
 			changes: []incident.Change{memoryBump, {Source: "kubernetes", Kind: "Node", Name: "worker-9", At: onset.Add(-2 * time.Minute),
 				Touches: []string{"Deployment/shop/api"}, Aspects: []string{"node"}, Summary: "Node joined the cluster"}},

@@ -49,6 +49,9 @@ const (
 	// class when another change's field is what the symptom's own message
 	// points at.
 	weightUntold = 0.5
+	// weightEcho scales a rollout or generated ConfigMap that a GitOps
+	// revision caused, below the revision.
+	weightEcho = 0.6
 	// weightVictimChange scales a change to a workload whose dependency is
 	// down, when the change does not touch how it reaches the dependency.
 	weightVictimChange = 0.5
