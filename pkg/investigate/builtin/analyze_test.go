@@ -142,7 +142,7 @@ func TestAnalyzeRules(t *testing.T) {
 				{Source: "kubernetes", Kind: "Deployment", Namespace: "shop", Name: "api", At: onset.Add(-time.Minute),
 					FromRevision: "1 (api-1)", ToRevision: "2 (api-2)", Touches: []string{"Deployment/shop/api"}, Aspects: []string{"config"}},
 			},
-			obs: Observations{Workload: apiWorkload, Pods: []tools.PodSummary{crashingPod("api-2-a", "CrashLoopBackOff", "Error", 1)}},
+			obs:         Observations{Workload: apiWorkload, Pods: []tools.PodSummary{crashingPod("api-2-a", "CrashLoopBackOff", "Error", 1)}},
 			wantTop:     []string{"Kustomization/flux-system/apps", "5e5e5e5"},
 			wantVerdict: runlorev1.VerdictActionable,
 		},
