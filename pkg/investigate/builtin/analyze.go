@@ -100,7 +100,8 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 	out := &runlorev1.Finding{}
 	var hyps []hypothesis
 
-	relevant, ruledOut := classifyChanges(req, obs, window, onset)
+	configs, managers := subjectReads(req, obs)
+	relevant, ruledOut := classifyChanges(req, obs, configs, managers, window, onset)
 	out.RuledOut = append(out.RuledOut, ruledOut...)
 
 	explained := map[symptom.Class]bool{}
@@ -211,7 +212,7 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 			}
 		}
 	}
-	foldEchoes(changeHyps, req, obs)
+	foldEchoes(changeHyps, managers)
 	hyps = append(hyps, changeHyps...)
 	for _, s := range symptoms {
 		if explained[s.class] || s.alone == 0 {
@@ -374,9 +375,8 @@ func GrantsAccess(c incident.Change, req incident.Request, obs Observations) boo
 // classifyChanges keeps the changes that can explain the incident and rules
 // out the rest with a reason: after onset, outside the window, or touching
 // something else.
-func classifyChanges(req incident.Request, obs Observations, window time.Duration, onset time.Time) ([]candidate, []string) {
+func classifyChanges(req incident.Request, obs Observations, configs, managers map[string]bool, window time.Duration, onset time.Time) ([]candidate, []string) {
 	workload := req.WorkloadRef()
-	configs, managers := subjectReads(req, obs)
 	accounts := accountsOf(obs, configs)
 	starts := failingPodStarts(obs.Graph)
 	changes := append([]incident.Change(nil), req.Changes...)
@@ -457,8 +457,7 @@ const echoWindow = 2 * time.Minute
 // that revision's echo. The revision is the change — it names the commit,
 // the file and the field — so it takes the echo's strength, and the echo
 // ranks below it.
-func foldEchoes(hyps []hypothesis, req incident.Request, obs Observations) {
-	_, managers := subjectReads(req, obs)
+func foldEchoes(hyps []hypothesis, managers map[string]bool) {
 	for i := range hyps {
 		origin := &hyps[i]
 		if origin.change.Source == "kubernetes" || !managers[origin.change.Ref()] {
@@ -520,9 +519,16 @@ func grantsTo(ch incident.Change, accounts map[string]bool) (string, bool) {
 	if !rbac || !strings.Contains(ch.Diff, "ServiceAccount") {
 		return "", false
 	}
+	names := map[string]bool{}
+	for _, line := range strings.Split(ch.Diff, "\n") {
+		// A diff line "-  name: scorer" or "+- name: scorer".
+		v, ok := strings.CutPrefix(strings.TrimLeft(line, "+- "), "name:")
+		if ok {
+			names[strings.Trim(strings.TrimSpace(v), `"'`)] = true
+		}
+	}
 	for sa := range accounts {
-		name := sa[strings.Index(sa, "/")+1:]
-		if regexp.MustCompile(`(?m)^[-+ ]\s*(- )?name:\s*"?` + regexp.QuoteMeta(name) + `"?\s*$`).MatchString(ch.Diff) {
+		if names[sa[strings.Index(sa, "/")+1:]] {
 			return "ServiceAccount/" + sa, true
 		}
 	}
