@@ -198,6 +198,10 @@ var rules = []rule{
 	{"front", []symptom.Class{symptom.NoEndpoints, symptom.TargetDown}, frontRule},
 	{"disruption", []symptom.Class{symptom.Disruption}, disruptionRule},
 	{"admission", []symptom.Class{symptom.Admission}, admissionRule},
+	{"scheduling", []symptom.Class{symptom.Scheduling},
+		func(c ruleContext) []graphHypothesis { return schedulingRule(c.req, c.graph, c.onset, c.window) }},
+	{"preemption", []symptom.Class{symptom.Eviction, symptom.Scheduling},
+		func(c ruleContext) []graphHypothesis { return preemptionRule(c.req, c.graph, c.onset, c.window) }},
 }
 
 // graphRules reads the causes the incident graph supports, rule by rule.

@@ -89,6 +89,8 @@ const (
 	weightSandboxFailing   = 0.55 // pod sandboxes failing for another reason
 	weightAppliedWorkload  = 0.7  // a GitOps object failing because a workload it applies fails
 	weightMultiAttach      = 0.72 // a ReadWriteOnce volume still attached to another node
+	weightKeptOff          = 0.7  // the Nodes or volume the scheduler's reasons point at
+	weightPreempted        = 0.65 // the workload whose higher-priority pods preempted the subject's
 	weightLimitRange       = 0.74 // a LimitRange forbidding the pods' resources
 	weightHPAAtMax         = 0.5  // an autoscaler at its maximum while the subject saturates
 	weightHPAAtMaxNamed    = 0.65 // … when the alert names autoscaling or replicas

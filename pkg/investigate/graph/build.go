@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,7 +68,11 @@ type build struct {
 	expanded map[string]bool
 	// eventsRead marks namespaces whose Events were read.
 	eventsRead map[string]bool
-	events     []event
+	// nodesListed marks the cluster's Nodes read (nodeList) for the
+	// scheduler's reasons.
+	nodesListed bool
+	nodeList    []corev1.Node
+	events      []event
 	// texts are the strings that may name dependencies, by the node that
 	// holds them.
 	texts []sourceText
@@ -121,6 +126,7 @@ func (b *Builder) Build(ctx context.Context, s Subject) (*Graph, error) {
 			st.scope(n)
 		}
 		st.attachEvents()
+		st.preemptions(n)
 		st.admission(n)
 		st.inferMissing()
 	}

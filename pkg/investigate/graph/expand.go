@@ -675,6 +675,9 @@ func (st *build) addPod(p *corev1.Pod) *Node {
 		n.fact("readySince", at.UTC().Format(time.RFC3339))
 	}
 	n.fact("node", p.Spec.NodeName)
+	if p.Spec.Priority != nil {
+		n.fact("priority", fmt.Sprint(*p.Spec.Priority))
+	}
 	for _, c := range p.Spec.Containers {
 		n.fact("image."+c.Name, c.Image)
 		if lim, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
@@ -685,6 +688,7 @@ func (st *build) addPod(p *corev1.Pod) *Node {
 		n.fact("started", p.Status.StartTime.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	st.podSpec(n, p.Namespace, &p.Spec)
+	st.keptOff(n)
 	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		if t := cs.LastTerminationState.Terminated; t != nil && t.Message != "" {
 			st.texts = append(st.texts, sourceText{from: n.Ref(), namespace: p.Namespace, text: t.Message})
@@ -843,6 +847,7 @@ func (st *build) addPV(v *corev1.PersistentVolume) *Node {
 	if v.Spec.CSI != nil {
 		n.fact("driver", v.Spec.CSI.Driver)
 	}
+	n.fact("nodeAffinity", volumeAffinity(v))
 	return n
 }
 

@@ -59,6 +59,11 @@ const (
 	RelScales       = "scales"
 	RelRequestedFor = "requested-for"
 	RelRunsPod      = "runs"
+	// RelKeptOffBy: a pod the scheduler cannot place, to what its
+	// reasons point at (a tainted or cordoned Node, a volume's affinity).
+	RelKeptOffBy = "kept-off-by"
+	// RelPreemptedBy: a workload, to the pod that preempted its pods.
+	RelPreemptedBy = "preempted-by"
 )
 
 // Symptom is one sign of trouble on a node.
@@ -114,6 +119,19 @@ func Ref(kind, namespace, name string) string {
 		return kind + "/" + name
 	}
 	return kind + "/" + namespace + "/" + name
+}
+
+// splitRef reads a Ref back: kind, namespace ("" when cluster-scoped)
+// and name.
+func splitRef(ref string) (kind, namespace, name string) {
+	parts := strings.SplitN(ref, "/", 3)
+	switch len(parts) {
+	case 3:
+		return parts[0], parts[1], parts[2]
+	case 2:
+		return parts[0], "", parts[1]
+	}
+	return "", "", ref
 }
 
 // Failing reports whether the node shows a symptom or is missing.
