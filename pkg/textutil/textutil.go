@@ -66,6 +66,33 @@ func Prefix(s string, n int) string {
 	return s[:cut]
 }
 
+// Tail is the longest suffix of s of at most n bytes that does not start
+// inside a UTF-8 character, after a "…" where it cut.
+func Tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return "…"
+	}
+	cut := len(s) - n
+	for back := 0; back < utf8.UTFMax-1 && cut < len(s) && !utf8.RuneStart(s[cut]); back++ {
+		cut++
+	}
+	return "…" + s[cut:]
+}
+
+// Ends bounds s to at most n bytes by cutting its middle: a third from its
+// start and the rest from its end, where a program's last words are (the
+// error a traceback ends with), joined by "…".
+func Ends(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head := Prefix(s, n/3)
+	return head + Tail(s[len(head):], n-len(head)-len("…"))
+}
+
 // Runes bounds s to at most n characters, ending a cut one with "…";
 // invalid UTF-8 is replaced first.
 func Runes(s string, n int) string {

@@ -99,3 +99,21 @@ func TestHead(t *testing.T) {
 		t.Errorf("Head(s, -1) = %v", got)
 	}
 }
+
+func TestTailAndEnds(t *testing.T) {
+	if got := Tail("abcdef", 3); got != "…def" {
+		t.Errorf("Tail = %q", got)
+	}
+	if got := Tail("abc", 3); got != "abc" {
+		t.Errorf("Tail of a short string = %q", got)
+	}
+	if got := Tail("aßc", 2); got != "…c" {
+		t.Errorf("Tail must not start inside a character: %q", got)
+	}
+	if got := Ends("0123456789abcdefghij", 9); got != "012…hij" {
+		t.Errorf("Ends = %q", got)
+	}
+	if got := Ends("short", 9); got != "short" {
+		t.Errorf("Ends of a short string = %q", got)
+	}
+}

@@ -71,7 +71,12 @@ var (
 	pastRetries  = regexp.MustCompile(`(?i)backoff ?limit|too many failed`)
 	// refusedAccess is the API server (or another authorizer) refusing
 	// what an identity asks: RBAC, a service account's token.
-	refusedAccess = regexp.MustCompile(`(?i)\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|\bunauthorized\b|access ?denied`)
+	// deniedByContext is the kernel or the runtime refusing what the
+	// container's security context forbids: a write to a read-only root
+	// filesystem, a file or port its user or capabilities may not use, a
+	// root user a non-root policy refuses.
+	deniedByContext = regexp.MustCompile(`(?i)read-only file system|\berofs\b|permission denied|\beacces\b|operation not permitted|\beperm\b|runAsNonRoot|will run as root`)
+	refusedAccess   = regexp.MustCompile(`(?i)\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|\bunauthorized\b|access ?denied`)
 )
 
 func is(c symptom.Class) effect                        { return effect{class: c} }
@@ -159,6 +164,9 @@ var fieldEffects = []fieldEffect{
 		effects: []effect{isWhen(symptom.CrashLoop, refusedAccess), isWhen(symptom.JobFailure, refusedAccess), isWhen(symptom.Errors, refusedAccess), isWhen(symptom.ProbeFailure, refusedAccess)}},
 	{noun: "access rules", matches: underAny("subjects", "roleRef", "rules"),
 		effects: []effect{isWhen(symptom.CrashLoop, refusedAccess), isWhen(symptom.JobFailure, refusedAccess), isWhen(symptom.Errors, refusedAccess), isWhen(symptom.ProbeFailure, refusedAccess)}},
+	{noun: "security context", matches: underAny("securityContext"),
+		effects: []effect{isWhen(symptom.CrashLoop, deniedByContext), isWhen(symptom.ContainerStart, deniedByContext), isWhen(symptom.ContainerConfig, deniedByContext),
+			isWhen(symptom.JobFailure, deniedByContext), isWhen(symptom.ProbeFailure, deniedByContext), isWhen(symptom.LivenessKill, deniedByContext)}},
 	{noun: "job deadline", matches: keyIs("activeDeadlineSeconds"), effects: []effect{isWhen(symptom.JobFailure, pastDeadline)}},
 	{noun: "job retry limit", matches: keyIs("backoffLimit", "backoffLimitPerIndex"), effects: []effect{isWhen(symptom.JobFailure, pastRetries)}},
 	{noun: "liveness probe", matches: underAny("livenessProbe"), effects: []effect{is(symptom.LivenessKill), is(symptom.ProbeFailure), is(symptom.CrashLoop)}},

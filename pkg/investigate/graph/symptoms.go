@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/runlore/runlore/pkg/symptom"
 )
 
 // podSymptoms reads a pod's trouble: eviction, scheduling, container
@@ -93,21 +95,9 @@ func podSymptoms(p *corev1.Pod, now time.Time) []Symptom {
 func terminationText(t *corev1.ContainerStateTerminated) string {
 	msg := fmt.Sprintf("exit code %d", t.ExitCode)
 	if t.Message != "" {
-		msg += ": " + tail(oneLine(t.Message, 4000), 600)
+		msg += ": " + symptom.LastWords(t.Message, 600)
 	}
 	return msg
-}
-
-// tail keeps the last n bytes of s, where a crash's last words are.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := len(s) - n
-	for cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	return "…" + s[cut:]
 }
 
 // addNode adds a cluster Node with its conditions.

@@ -332,14 +332,14 @@ func summarizePod(p *corev1.Pod) PodSummary {
 			c.State, c.Reason, c.Message = "waiting", cs.State.Waiting.Reason, oneLine(cs.State.Waiting.Message, 300)
 		case cs.State.Terminated != nil:
 			t := cs.State.Terminated
-			c.State, c.Reason, c.Message, c.ExitCode = "terminated", t.Reason, oneLine(t.Message, 300), t.ExitCode
+			c.State, c.Reason, c.Message, c.ExitCode = "terminated", t.Reason, lastWords(t.Message), t.ExitCode
 		case cs.State.Running != nil:
 			c.State = "running"
 		default:
 			c.State = "unknown"
 		}
 		if t := cs.LastTerminationState.Terminated; t != nil {
-			c.LastReason, c.LastExitCode, c.LastMessage = t.Reason, t.ExitCode, oneLine(t.Message, 300)
+			c.LastReason, c.LastExitCode, c.LastMessage = t.Reason, t.ExitCode, lastWords(t.Message)
 		}
 		s.Containers = append(s.Containers, c)
 	}

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runlore/runlore/pkg/symptom"
 	"github.com/runlore/runlore/pkg/textutil"
 )
 
@@ -206,6 +207,12 @@ func ago(now, t time.Time) string {
 		return "in " + (-d).String()
 	}
 	return d.String() + " ago"
+}
+
+// lastWords bounds a container's termination message on one line,
+// keeping its start and its end: a traceback's last line is its error.
+func lastWords(s string) string {
+	return symptom.LastWords(s, 400)
 }
 
 func oneLine(s string, max int) string {
