@@ -121,6 +121,7 @@ func (b *Builder) Build(ctx context.Context, s Subject) (*Graph, error) {
 			st.scope(n)
 		}
 		st.attachEvents()
+		st.cloud()
 		st.admission(n)
 		st.inferMissing()
 	}
