@@ -19,6 +19,7 @@ package identity
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
@@ -71,6 +72,47 @@ var arnKinds = map[string]map[string]string{
 	"kafka":       {"cluster": KindMSKCluster},
 	"mq":          {"broker": KindMQBroker},
 	"redshift":    {"cluster": KindRedshiftCluster},
+}
+
+// arnForms are, by kind, the service, resource type and separator of its
+// ARN (arnKinds read backwards).
+var arnForms = map[string][3]string{
+	KindRDSInstance: {"rds", "db", ":"}, KindRDSCluster: {"rds", "cluster", ":"}, KindRDSProxy: {"rds", "db-proxy", ":"},
+	KindCacheCluster: {"elasticache", "cluster", ":"}, KindCacheReplGroup: {"elasticache", "replicationgroup", ":"},
+	KindCacheServerless: {"elasticache", "serverlesscache", ":"}, KindMemoryDBCluster: {"memorydb", "cluster", "/"},
+	KindSQSQueue: {"sqs"}, KindSNSTopic: {"sns"}, KindS3Bucket: {"s3"},
+	KindDynamoDBTable: {"dynamodb", "table", "/"}, KindKinesisStream: {"kinesis", "stream", "/"},
+	KindOpenSearchDomain: {"es", "domain", "/"}, KindMSKCluster: {"kafka", "cluster", "/"},
+	KindMQBroker: {"mq", "broker", ":"}, KindRedshiftCluster: {"redshift", "cluster", ":"},
+}
+
+// ConnectedKinds are the cloud kinds CloudResources reads, sorted.
+func ConnectedKinds() []string {
+	out := make([]string, 0, len(arnForms))
+	for k := range arnForms {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CloudARN is the ARN of a resource of a kind CloudResources reads, with
+// the region and account it knows (an S3 bucket's ARN has neither); "" for
+// another kind. CloudResourceOfARN reads it back.
+func CloudARN(w runlorev1.Workload) string {
+	f, ok := arnForms[w.Kind]
+	if !ok || w.Name == "" {
+		return ""
+	}
+	resource := w.Name
+	if f[1] != "" {
+		resource = f[1] + f[2] + w.Name
+	}
+	region, account := w.Region, w.Account
+	if w.Kind == KindS3Bucket {
+		region, account = "", ""
+	}
+	return "arn:aws:" + f[0] + ":" + region + ":" + account + ":" + resource
 }
 
 // Bounds of what is read from outside input.

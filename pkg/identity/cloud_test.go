@@ -125,6 +125,14 @@ topic: arn:aws:sns:eu-west-1:123456789012:order-alerts
 		{Kind: KindCacheReplGroup, Name: "sessions"},
 		{Kind: KindSNSTopic, Name: "order-alerts", Account: "123456789012", Region: "eu-west-1"},
 	}))
+	for _, w := range CloudResources(text) {
+		back, err := CloudResourceOfARN(CloudARN(w))
+		g.Expect(err).NotTo(HaveOccurred(), CloudARN(w))
+		g.Expect(back).To(Equal(w), "a resource's ARN names it back")
+	}
+	g.Expect(CloudARN(runlorev1.Workload{Kind: KindRDSInstance, Name: "orders", Region: "eu-west-1"})).To(Equal("arn:aws:rds:eu-west-1::db:orders"))
+	g.Expect(CloudARN(runlorev1.Workload{Kind: "Deployment", Name: "orders"})).To(BeEmpty())
+	g.Expect(ConnectedKinds()).To(ContainElements(KindRDSInstance, KindSQSQueue, KindS3Bucket))
 	g.Expect(CloudResources("orders-db.shop.svc.cluster.local:5432")).To(BeEmpty())
 	g.Expect(CloudResources("timeout=30s")).To(BeEmpty())
 	many := strings.Repeat("https://sqs.eu-west-1.amazonaws.com/1/q", 1) + " "
@@ -155,6 +163,10 @@ func FuzzCloudResources(f *testing.F) {
 			}
 			if !Agree(w, w) {
 				t.Fatalf("%+v does not agree with itself", w)
+			}
+			back, err := CloudResourceOfARN(CloudARN(w))
+			if err != nil || back.Kind != w.Kind || back.Name != w.Name {
+				t.Fatalf("%+v's ARN %q reads back as %+v (%v)", w, CloudARN(w), back, err)
 			}
 		}
 		host, path, _ := strings.Cut(s, "/")
