@@ -409,6 +409,43 @@ func TestStormOfASharedDependency(t *testing.T) {
 	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "Service", Namespace: ns, Name: "orders-db"}, "search")
 }
 
+// TestStormOfACloudResource: workloads whose configuration names one RDS
+// instance (by endpoint, in a DSN) and whose pods' last words say they
+// cannot connect follow one parent naming the instance; a workload that
+// cannot connect to another instance is investigated on its own.
+func TestStormOfACloudResource(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	node := ns + "-node"
+	c.node(node, true)
+	cannotConnect := func(name, host string) {
+		c.workload(name, node, "postgres://app@"+host+":5432/app?sslmode=require")
+		p := &corev1.Pod{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0"}, p)).To(Succeed())
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			Message: "FATAL: could not connect to the database: dial tcp 10.20.3.4:5432: connect: connection timed out"}
+		g.Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+	}
+	for i := range 3 {
+		cannotConnect(fmt.Sprintf("orders-%d", i), "orders.c9akciq32.eu-west-1.rds.amazonaws.com")
+	}
+	cannotConnect("billing", "billing.c9akciq32.eu-west-1.rds.amazonaws.com")
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	c.alert("billing", "KubePodCrashLooping", "billing")
+
+	parentName := correlate.ParentName("rds:db/orders")
+	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "rds:db", Name: "orders"}, "billing")
+	parent := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+	g.Expect(parent.Spec.Labels).To(HaveKeyWithValue("arn", "arn:aws:rds:::db:orders"), "the parent's Investigation reads the instance as a cloud subject")
+	billing := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing"}, billing)).To(Succeed())
+	g.Expect(billing.Status.Correlation.Causes).To(Equal([]string{"rds:db/billing"}), "its own instance is its cause, shared with none")
+}
+
 // TestStormMemberSplitsWhenTheNodeRecovers: three workloads on a NotReady
 // Node form a storm; the Node comes back but their pods keep failing, so a
 // window later each is split off and investigated on its own, and the

@@ -288,9 +288,16 @@ func stormParent(inc *runlorev1.Incident, d correlate.Decision, ns string) *runl
 	alert := kind + causeWord(kind)
 	w := &runlorev1.Workload{Kind: kind, Namespace: objNS, Name: name}
 	lbls := map[string]string{"alertname": alert}
-	if kind == "Node" {
+	switch arn := identity.CloudARN(*w); {
+	case kind == "Node":
 		lbls["node"] = name
-	} else if objNS != "" {
+	case arn != "":
+		// A cloud resource: its callers cannot connect to it. The
+		// Investigation reads it as a cloud subject by its ARN.
+		title = fmt.Sprintf("%s %s is unreachable from the workloads that connect to it, and they alert", kind, name)
+		alert = "CloudResourceUnreachable"
+		lbls = map[string]string{"alertname": alert, "arn": arn}
+	case objNS != "":
 		lbls["namespace"] = objNS
 	}
 	return &runlorev1.Incident{
