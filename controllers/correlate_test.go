@@ -670,6 +670,121 @@ func TestStormAcrossNamespaces(t *testing.T) {
 	g.Expect(api.posts()).To(HaveLen(2), "the late member posts none")
 }
 
+// TestDuplicateStormParentsCollapseToOne: two members that decide at the
+// same instant, each computing the storm's home from the members it sees
+// (one all in one namespace, one spanning the operator's), each open the
+// parent — same name, two namespaces — before either shows in the other's
+// cache. Exactly one survives: the other deletes itself, and every member
+// follows the survivor and its one Investigation.
+func TestDuplicateStormParentsCollapseToOne(t *testing.T) {
+	c := newStormCluster(t)
+	g, opNS, ctx := c.g, c.ns, c.ctx
+	shop := newNamespace(t)
+	bad := opNS + "-node-a"
+	c.node(bad, false)
+	names := []string{"cart", "checkout", "ledger"}
+	var members []string
+	for _, w := range names {
+		c.workloadIn(shop, w, bad, "")
+		members = append(members, shop+"/"+w)
+	}
+	cause := "Node/" + bad
+	parentName := correlate.ParentName(cause)
+	// What the two racing creates leave behind, as ensureParent writes it.
+	first := newIncident(shop, "cart")
+	first.Spec.Workload = &runlorev1.Workload{Namespace: shop, Kind: "Deployment", Name: "cart"}
+	d := correlate.Decision{Cause: cause, Parent: parentName, Members: members}
+	for _, ns := range []string{shop, opNS} {
+		g.Expect(k8sClient.Create(ctx, stormParent(first, d, ns))).To(Succeed())
+	}
+	startStormManagerOver(t, opNS, []string{shop}, nil)
+	for _, w := range names {
+		c.alertIn(shop, w, "KubePodCrashLooping", w, nil)
+	}
+
+	g.Eventually(func(g Gomega) {
+		var survivors []runlorev1.Incident
+		for _, ns := range []string{shop, opNS} {
+			p := runlorev1.Incident{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, &p); err == nil {
+				survivors = append(survivors, p)
+			}
+		}
+		g.Expect(survivors).To(HaveLen(1), "exactly one parent of the storm survives")
+		parent := survivors[0]
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		inv := &runlorev1.Investigation{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: parent.Namespace, Name: parent.Status.Investigation}, inv)).To(Succeed())
+		for _, w := range names {
+			inc := &runlorev1.Incident{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: shop, Name: w}, inc)).To(Succeed())
+			g.Expect(inc.Status.Parent).To(Equal(parentName), w)
+			g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), w)
+		}
+		var invs []runlorev1.Investigation
+		for _, ns := range []string{shop, opNS} {
+			var list runlorev1.InvestigationList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			invs = append(invs, list.Items...)
+		}
+		g.Expect(invs).To(HaveLen(1), "one Investigation for the storm")
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestOverlappingStormsOpenOneParent: three workloads on a NotReady Node
+// that also call a Service with no ready endpoint form the Node's storm (a
+// tie, broken by the Node's weight). A fourth workload, on a Ready Node,
+// calls the same Service and alerts once the storm stands: the three
+// already follow the Node's parent, so they do not count towards a second
+// storm of the Service, and no second parent (nor card) opens for
+// Incidents another storm already holds; the fourth is investigated on
+// its own.
+func TestOverlappingStormsOpenOneParent(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	bad, good := ns+"-node-a", ns+"-node-b"
+	c.node(bad, false)
+	c.node(good, true)
+	db := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-db", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "orders-db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}
+	g.Expect(k8sClient.Create(ctx, db)).To(Succeed())
+	host := "orders-db." + ns + ".svc.cluster.local"
+	for i := range 3 {
+		c.workload(fmt.Sprintf("orders-%d", i), bad, host)
+	}
+	c.workload("late", good, host)
+	api := startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	nodeParent, svcParent := correlate.ParentName("Node/"+bad), correlate.ParentName("Service/"+ns+"/orders-db")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: nodeParent}, parent)).To(Succeed())
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for i := range 3 {
+			inc := &runlorev1.Incident{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("orders-%d", i)}, inc)).To(Succeed())
+			g.Expect(inc.Status.Parent).To(Equal(nodeParent))
+			g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation))
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+
+	c.alert("late", "KubePodCrashLooping", "late")
+	g.Eventually(func(g Gomega) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "late"}, inc)).To(Succeed())
+		g.Expect(inc.Status.Correlation).NotTo(BeNil())
+		g.Expect(inc.Status.Correlation.Causes).To(ContainElement("Service/" + ns + "/orders-db"))
+		g.Expect(inc.Status.Parent).To(BeEmpty())
+		g.Expect(inc.Status.Investigation).To(Equal("late-1"), "investigated on its own")
+	}, 2*eventually, 250*time.Millisecond).Should(Succeed())
+	second := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: svcParent}, second)).NotTo(Succeed(), "no second parent for Incidents a storm holds")
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+	g.Eventually(func(g Gomega) { g.Expect(api.stormCards()).To(HaveLen(1)) }, eventually, 250*time.Millisecond).Should(Succeed())
+}
+
 // TestStormOfAFailingWebhook: three workloads whose pods an admission
 // webhook refuses to admit (it does not answer) follow one parent naming
 // the webhook; a workload another webhook denies stays apart.

@@ -72,6 +72,11 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !inc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	if inc.Spec.Source == runlorev1.SourceCorrelation {
+		if dropped, err := r.dropDuplicateParent(ctx, inc); err != nil || dropped {
+			return ctrl.Result{}, err
+		}
+	}
 	before := inc.DeepCopy()
 	// The source records an Incident's first occurrence with the create
 	// (trigger.AdoptOccurrence); status takes it at this first reconcile.

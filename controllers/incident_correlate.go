@@ -264,6 +264,46 @@ func (r *IncidentReconciler) stormParent(ctx context.Context, name string) (*run
 	return correlate.Canonical(list.Items), nil
 }
 
+// dropDuplicateParent deletes a storm parent that is not its name's
+// canonical one (correlate.Canonical): two members that each found no
+// parent may open one each, in different namespaces, at the same instant.
+// Members follow a parent by its name, so they already follow the
+// canonical one; the duplicate goes, with the Investigation it may have
+// opened before the canonical one showed. The canonical one is confirmed
+// with the API server first, so a stale cache never deletes the last
+// parent of a storm. It reports whether parent was deleted.
+func (r *IncidentReconciler) dropDuplicateParent(ctx context.Context, parent *runlorev1.Incident) (bool, error) {
+	canon, err := r.stormParent(ctx, parent.Name)
+	if err != nil || canon == nil || client.ObjectKeyFromObject(canon) == client.ObjectKeyFromObject(parent) {
+		return false, err
+	}
+	live := &runlorev1.Incident{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(canon), live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if c := correlate.Canonical([]runlorev1.Incident{*live, *parent}); c == nil || client.ObjectKeyFromObject(c) != client.ObjectKeyFromObject(live) {
+		return false, nil
+	}
+	if name := parent.Status.Investigation; name != "" {
+		inv := &runlorev1.Investigation{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: parent.Namespace, Name: name}, inv)
+		switch {
+		case err == nil && metav1.IsControlledBy(inv, parent):
+			if err := r.Delete(ctx, inv, client.Preconditions{UID: &inv.UID}); client.IgnoreNotFound(err) != nil {
+				return false, fmt.Errorf("delete the duplicate storm parent's investigation: %w", err)
+			}
+		case client.IgnoreNotFound(err) != nil:
+			return false, err
+		}
+	}
+	if err := r.Delete(ctx, parent, client.Preconditions{UID: &parent.UID}); client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("delete the duplicate storm parent: %w", err)
+	}
+	r.Recorder.Eventf(live, parent, corev1.EventTypeNormal, "StormDuplicateDropped", "Delete",
+		"a second parent of this storm opened at the same instant in %s; it was deleted, and its members follow this one", parent.Namespace)
+	return true, nil
+}
+
 // investigationNamespace is where the Incident's Investigation lives: a
 // storm member's is its parent's, beside the parent.
 func (r *IncidentReconciler) investigationNamespace(ctx context.Context, inc *runlorev1.Incident) (string, error) {

@@ -330,7 +330,9 @@ type Decision struct {
 // cause whose members weigh most once they reach MinMembers: each
 // Incident that fired within the window and shares the cause on its graph
 // is one, and groupHint more when two of them came in one alert group
-// (ties go to the higher weight of the cause's kind, then by ref). An
+// (ties go to the higher weight of the cause's kind, then by ref); one that
+// already follows the parent of another cause counts towards none but its
+// own, so no second parent opens for Incidents a storm holds. An
 // Incident with a cause too few share yet waits until Gather after it
 // fired; one with no cause, or split off a storm, never waits. Every
 // member computes the same parent name, so concurrent reconciles open one
@@ -348,6 +350,11 @@ func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 		}
 		for _, o := range others {
 			if o.Name == self.Name || o.Split {
+				continue
+			}
+			if o.Parent != "" && o.Parent != ParentName(cause) {
+				// It is held by another storm: an Incident is one storm's
+				// member, so it never counts towards a second parent.
 				continue
 			}
 			if d := o.FiredAt.Sub(self.FiredAt); d > p.Window || d < -p.Window {

@@ -199,6 +199,31 @@ func TestDecideOnACloudResource(t *testing.T) {
 	}
 }
 
+// An Incident following one storm's parent never counts towards another
+// cause's storm, though its graph shows that cause too: a late Incident
+// that shares only the second cause with a standing storm's members
+// opens no second parent over them.
+func TestDecideCountsAStormsMembersOnce(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	p := Policy{Window: DefaultWindow, MinMembers: 3, Gather: DefaultGather}
+	node, svc := "Node/node-a", "Service/shop/db"
+	var held []Member
+	for _, name := range []string{"shop/a", "shop/b", "shop/c"} {
+		held = append(held, Member{Name: name, FiredAt: now, Causes: []string{node, svc}, Parent: ParentName(node)})
+	}
+	late := Member{Name: "shop/late", FiredAt: now.Add(time.Minute), Causes: []string{svc}}
+	g.Expect(Decide(late, held, p, now.Add(time.Minute+p.Gather))).To(Equal(Decision{}))
+	// A member of the standing storm still finds it.
+	d := Decide(held[0], append(held, late), p, now)
+	g.Expect(d.Parent).To(Equal(ParentName(node)))
+	g.Expect(d.Members).To(Equal([]string{"shop/a", "shop/b", "shop/c"}))
+	// Incidents no storm holds yet still count for every cause they show.
+	free := []Member{{Name: "shop/a", FiredAt: now, Causes: []string{node, svc}}, {Name: "shop/b", FiredAt: now, Causes: []string{node, svc}}}
+	d = Decide(late, free, p, now.Add(time.Minute))
+	g.Expect(d.Parent).To(Equal(ParentName(svc)))
+}
+
 // Every row of the table is one rule with a named weight: the causes of
 // one graph come ordered by it, the Node first and the GitOps revision
 // last, and ties between equally shared causes break the same way.
