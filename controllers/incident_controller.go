@@ -72,10 +72,16 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !inc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	var orphanWait time.Duration
 	if inc.Spec.Source == runlorev1.SourceCorrelation {
 		if dropped, err := r.dropDuplicateParent(ctx, inc); err != nil || dropped {
 			return ctrl.Result{}, err
 		}
+		dropped, wait, err := r.dropOrphanParent(ctx, inc, r.now())
+		if err != nil || dropped {
+			return ctrl.Result{}, err
+		}
+		orphanWait = wait
 	}
 	before := inc.DeepCopy()
 	// The source records an Incident's first occurrence with the create
@@ -113,6 +119,9 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.SilencedCondition)
 	}
 	requeue := applySilence(inc, now)
+	if orphanWait > 0 && (requeue == 0 || orphanWait < requeue) {
+		requeue = orphanWait
+	}
 
 	inv, after, err := r.reconcileInvestigation(ctx, inc, now)
 	if err != nil {

@@ -102,6 +102,15 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 	case d.Wait > 0:
 		return nil, true, min(d.Wait, stormPoll), nil
 	case d.Parent == "":
+		if inc.Status.Parent != "" && inc.Status.Investigation == "" {
+			// It followed a parent whose storm no longer holds it (its
+			// other members went to another storm's): it leaves before
+			// that parent opened an Investigation, and is decided alone.
+			inc.Status.Parent = ""
+			if err := r.labelGroup(ctx, inc, ""); err != nil {
+				return nil, false, 0, err
+			}
+		}
 		return nil, false, 0, nil
 	}
 	parent, err := r.ensureParent(ctx, inc, d)
@@ -442,7 +451,42 @@ func (r *IncidentReconciler) reconcileParentInvestigation(ctx context.Context, p
 	if parent.Status.Occurrences == 0 || parent.Status.ResolvedAt != nil || parent.Status.Investigation != "" {
 		return r.current(ctx, parent)
 	}
+	// A storm is at least two Incidents: a parent one alone follows (the
+	// others went to another storm's parent the same instant) opens
+	// nothing; its one follower leaves it, and it is dropped as an orphan.
+	members, err := r.members(ctx, parent)
+	if err != nil || len(members) < 2 {
+		return nil, err
+	}
 	return r.ensureInvestigation(ctx, parent, "")
+}
+
+// stormOrphanGrace is how long a storm parent no Incident follows, and
+// that opened no Investigation, stands before it is deleted: the member
+// that opens a parent records that it follows it right after, and the
+// cache shows that write well within it.
+const stormOrphanGrace = 10 * time.Second
+
+// dropOrphanParent deletes a storm parent no Incident follows and that
+// never opened an Investigation, once stormOrphanGrace has passed since
+// it opened (every member that decided for it went to another storm's
+// parent, or left). It reports whether parent was deleted, or else how
+// long until it may be.
+func (r *IncidentReconciler) dropOrphanParent(ctx context.Context, parent *runlorev1.Incident, now time.Time) (bool, time.Duration, error) {
+	if parent.Status.Investigation != "" {
+		return false, 0, nil
+	}
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.MatchingFields{parentIndex: parent.Name}); err != nil || len(list.Items) > 0 {
+		return false, 0, err
+	}
+	if wait := parent.CreationTimestamp.Add(stormOrphanGrace).Sub(now); wait > 0 {
+		return false, wait + time.Second, nil
+	}
+	if err := r.Delete(ctx, parent, client.Preconditions{UID: &parent.UID}); client.IgnoreNotFound(err) != nil {
+		return false, 0, fmt.Errorf("delete the storm parent no Incident follows: %w", err)
+	}
+	return true, 0, nil
 }
 
 // ensureMemberOutcome opens a storm member's own OutcomeRecord once the
