@@ -38,6 +38,7 @@ import (
 	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/correlate"
 	"github.com/runlore/runlore/pkg/notify"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // stormCluster creates what a storm's graphs are read from: Nodes, and
@@ -445,6 +446,63 @@ func TestStormOfACloudResource(t *testing.T) {
 	billing := &runlorev1.Incident{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing"}, billing)).To(Succeed())
 	g.Expect(billing.Status.Correlation.Causes).To(Equal([]string{"rds:db/billing"}), "its own instance is its cause, shared with none")
+}
+
+// cloudVerdicts is a cloud source that reads each ARN's health from a
+// table, as the AWS health checker would.
+type cloudVerdicts map[string]whatchanged.HealthStatus
+
+func (v cloudVerdicts) Health(_ context.Context, arn string) (whatchanged.CloudHealth, error) {
+	st, ok := v[arn]
+	if !ok {
+		return whatchanged.CloudHealth{ARN: arn, Status: whatchanged.HealthUnknown}, fmt.Errorf("%w: %s", whatchanged.ErrInvalidResource, arn)
+	}
+	h := whatchanged.CloudHealth{ARN: arn, Status: st, State: "available"}
+	if st != whatchanged.HealthHealthy {
+		h.State, h.Problems = "storage-full", []string{"the instance has no free storage"}
+	}
+	return h, nil
+}
+
+// TestStormOfACloudResourceTheProviderReads: with a cloud source, the
+// provider's verdict decides. Three workloads whose configuration names
+// one RDS instance the provider reads unhealthy follow one parent naming
+// it, though their pods' last words say nothing of connections; a
+// workload that cannot connect to an instance the provider reads healthy
+// shares no cause (its trouble is on its side) and is investigated alone.
+func TestStormOfACloudResourceTheProviderReads(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	node := ns + "-node"
+	c.node(node, true)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("orders-%d", i), node, "postgres://app@orders.c9akciq32.eu-west-1.rds.amazonaws.com:5432/app")
+	}
+	c.workload("billing", node, "postgres://app@billing.c9akciq32.eu-west-1.rds.amazonaws.com:5432/app")
+	p := &corev1.Pod{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing-0"}, p)).To(Succeed())
+	p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+		Message: "could not connect to the database: dial tcp 10.20.3.9:5432: connect: connection refused"}
+	g.Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+	verdicts := cloudVerdicts{
+		"arn:aws:rds:eu-west-1::db:orders":  whatchanged.HealthUnhealthy,
+		"arn:aws:rds:eu-west-1::db:billing": whatchanged.HealthHealthy,
+	}
+	runManagerOver(t, []string{ns}, Options{Steps: testSteps(&stepLog{}, false, nil), CloudHealth: verdicts, SustainedClear: time.Second}, nil, nil)
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{CoalesceWindow: metav1.Duration{Duration: 2 * time.Minute},
+			Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
+	g.Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	for i := range 3 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	c.alert("billing", "KubePodCrashLooping", "billing")
+
+	parentName := correlate.ParentName("rds:db/orders")
+	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "rds:db", Name: "orders"}, "billing")
+	billing := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing"}, billing)).To(Succeed())
+	g.Expect(billing.Status.Correlation.Causes).To(BeEmpty(), "an instance the provider reads healthy is no cause")
 }
 
 // TestStormMemberSplitsWhenTheNodeRecovers: three workloads on a NotReady

@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,6 +34,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/trigger"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // IncidentReconciler opens one Investigation per episode of an Incident
@@ -50,6 +52,12 @@ type IncidentReconciler struct {
 	OperatorNamespace string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// CloudHealth reads the health of the cloud resources a storm's
+	// members connect to; nil when no cloud source is configured.
+	CloudHealth whatchanged.CloudHealthChecker
+
+	healthMu sync.Mutex
+	health   map[string]cloudVerdict
 }
 
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update;patch;delete

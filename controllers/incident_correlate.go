@@ -36,6 +36,7 @@ import (
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // Storms of one cause: an Incident whose graph leads to a failing object
@@ -227,6 +228,7 @@ func (r *IncidentReconciler) causes(ctx context.Context, inc *runlorev1.Incident
 		logf.FromContext(ctx).Info("shared causes not read; investigated on its own", "reason", err.Error())
 		return nil
 	}
+	r.cloudHealth(readCtx, g)
 	found := correlate.Causes(g)
 	out := make([]string, 0, len(found))
 	for _, c := range found {
@@ -235,6 +237,85 @@ func (r *IncidentReconciler) causes(ctx context.Context, inc *runlorev1.Incident
 		}
 	}
 	return out
+}
+
+// cloudVerdict is a cloud resource's health as the provider last read it.
+type cloudVerdict struct {
+	status whatchanged.HealthStatus
+	why    string
+	at     time.Time
+}
+
+// Bounds of the cloud health reads of correlation: each resource is read
+// at most once per cloudHealthTTL however many members connect to it, and
+// the verdicts kept are bounded.
+const (
+	cloudHealthTTL  = 30 * time.Second
+	maxCloudVerdict = 256
+)
+
+// cloudHealth attaches, when a cloud source is configured, the provider's
+// verdict to the cloud resources on an Incident's graph: a degraded or
+// unhealthy one shows graph.WordCloudUnhealthy, and every verdict is the
+// graph.FactCloudHealth fact. A resource the source cannot read (a kind
+// it does not know, no region, a refused call) keeps what its callers
+// meet as its only evidence.
+func (r *IncidentReconciler) cloudHealth(ctx context.Context, g *graph.Graph) {
+	if r.CloudHealth == nil || g == nil {
+		return
+	}
+	for _, n := range g.Nodes {
+		if n.Fact("cloud") != "true" || n.Namespace != "" || n.Ref() == g.Subject {
+			continue
+		}
+		arn := identity.CloudARN(runlorev1.Workload{Kind: n.Kind, Name: n.Name, Region: n.Fact("region"), Account: n.Fact("account")})
+		if arn == "" {
+			continue
+		}
+		v := r.cloudVerdictOf(ctx, arn)
+		if v.status == "" || v.status == whatchanged.HealthUnknown {
+			continue
+		}
+		if n.Facts == nil {
+			n.Facts = map[string]string{}
+		}
+		n.Facts[graph.FactCloudHealth] = string(v.status)
+		if v.status == whatchanged.HealthDegraded || v.status == whatchanged.HealthUnhealthy {
+			n.Symptoms = append(n.Symptoms, graph.Symptom{Word: graph.WordCloudUnhealthy, Source: "cloud", Message: v.why})
+		}
+	}
+}
+
+// cloudVerdictOf is the provider's verdict on a resource, read at most once
+// per cloudHealthTTL.
+func (r *IncidentReconciler) cloudVerdictOf(ctx context.Context, arn string) cloudVerdict {
+	now := r.now()
+	r.healthMu.Lock()
+	if v, ok := r.health[arn]; ok && now.Sub(v.at) < cloudHealthTTL {
+		r.healthMu.Unlock()
+		return v
+	}
+	r.healthMu.Unlock()
+	readCtx, cancel := context.WithTimeout(ctx, causeReadTimeout)
+	defer cancel()
+	h, err := r.CloudHealth.Health(readCtx, arn)
+	v := cloudVerdict{status: h.Status, at: now}
+	if err != nil {
+		v.status = whatchanged.HealthUnknown
+		logf.FromContext(ctx).V(1).Info("cloud health not read; the callers' words decide", "arn", arn, "reason", err.Error())
+	}
+	if len(h.Problems) > 0 {
+		v.why = textutil.Runes(strings.Join(h.Problems, "; "), 300)
+	} else if h.State != "" {
+		v.why = "state " + h.State
+	}
+	r.healthMu.Lock()
+	defer r.healthMu.Unlock()
+	if r.health == nil || len(r.health) >= maxCloudVerdict {
+		r.health = map[string]cloudVerdict{}
+	}
+	r.health[arn] = v
+	return v
 }
 
 // ensureParent finds the storm's parent Incident in whatever namespace it

@@ -119,11 +119,13 @@ var causeRules = []causeRule{
 		fault: func(*graph.Node) string { return "RefusedAdmission" }},
 	// A cloud resource the member's configuration names (an RDS
 	// instance, an ElastiCache group, an SQS queue, an S3 bucket…), when
-	// the member cannot connect: its own words say a connection was
-	// refused, reset or timed out (graph.WordCannotConnect). Sharing the
-	// resource alone is no cause.
+	// the cloud provider reads it degraded or unhealthy; where no cloud
+	// source reads it, when the member cannot connect: its own words say
+	// a connection was refused, reset or timed out. Sharing the resource
+	// alone is no cause, nor is a connection failure to a resource the
+	// provider reads healthy (the trouble is on the callers' side).
 	{name: "cloud", rel: graph.RelConnectsTo, kinds: identity.ConnectedKinds(), weight: weightCloud, byReference: true,
-		fault: word(graph.WordCannotConnect)},
+		fault: cloudFault},
 	{name: "gitops", rel: graph.RelAppliedBy, weight: weightGitOps, revision: true,
 		fault: func(n *graph.Node) string {
 			if len(n.Symptoms) == 0 {
@@ -131,6 +133,20 @@ var causeRules = []causeRule{
 			}
 			return n.Symptoms[0].Word
 		}},
+}
+
+// cloudFault is a cloud resource's fault: the provider's verdict when it
+// gave one, else what its callers meet.
+func cloudFault(n *graph.Node) string {
+	switch {
+	case n.Has(graph.WordCloudUnhealthy):
+		return graph.WordCloudUnhealthy
+	case n.Fact(graph.FactCloudHealth) == "healthy":
+		return ""
+	case n.Has(graph.WordCannotConnect):
+		return graph.WordCannotConnect
+	}
+	return ""
 }
 
 // word is a fault that is the one symptom w.

@@ -168,6 +168,26 @@ func TestCausesOfACloudResource(t *testing.T) {
 		g.Expect(cs[0].Rule).To(Equal("cloud"))
 		g.Expect(cs[0].Why).To(Equal(graph.WordCannotConnect))
 	}
+	// The provider's verdict decides where a cloud source read it: a
+	// degraded instance is a cause though its callers' words say nothing
+	// of connections; one it reads healthy is none, whatever they meet.
+	for _, tc := range []struct {
+		health  string
+		symptom []string
+		want    []string
+	}{
+		{"degraded", []string{graph.WordCloudUnhealthy}, []string{"rds:db/orders"}},
+		{"healthy", []string{graph.WordCannotConnect}, []string{}},
+		{"unknown", []string{graph.WordCannotConnect}, []string{"rds:db/orders"}},
+	} {
+		gr := workloadGraph("api", "node-a", nil, "", "", "")
+		db := gr.Add(&graph.Node{Kind: "rds:db", Name: "orders", Unread: true, Facts: map[string]string{graph.FactCloudHealth: tc.health}})
+		for _, w := range tc.symptom {
+			db.Symptoms = append(db.Symptoms, graph.Symptom{Word: w})
+		}
+		gr.Link("Pod/shop/api-7d-x1", graph.RelConnectsTo, db.Ref(), "")
+		g.Expect(refs(Causes(gr))).To(Equal(tc.want), tc.health)
+	}
 	// A node of another kind on the edge is not the row's.
 	gr := workloadGraph("api", "node-a", nil, "", "", "")
 	other := gr.Add(&graph.Node{Kind: "iam:role", Name: "api", Unread: true, Symptoms: []graph.Symptom{{Word: graph.WordCannotConnect}}})

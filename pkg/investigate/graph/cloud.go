@@ -36,6 +36,15 @@ const RelConnectsTo = "connects-to"
 // resource's health.
 const WordCannotConnect = "CannotConnect"
 
+// WordCloudUnhealthy is the symptom a cloud resource shows when the cloud
+// provider reads it degraded or unhealthy; FactCloudHealth records the
+// provider's verdict. The graph never reads the cloud: whoever holds a
+// cloud source (the correlation's health check) attaches them.
+const (
+	WordCloudUnhealthy = "CloudUnhealthy"
+	FactCloudHealth    = "cloudHealth"
+)
+
 // maxCloudNodes bounds the cloud resources one graph holds.
 const maxCloudNodes = 8
 
