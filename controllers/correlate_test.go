@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +38,7 @@ import (
 	"github.com/runlore/runlore/pkg/chat"
 	"github.com/runlore/runlore/pkg/correlate"
 	"github.com/runlore/runlore/pkg/notify"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // stormCluster creates what a storm's graphs are read from: Nodes, and
@@ -409,6 +411,100 @@ func TestStormOfASharedDependency(t *testing.T) {
 	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "Service", Namespace: ns, Name: "orders-db"}, "search")
 }
 
+// TestStormOfACloudResource: workloads whose configuration names one RDS
+// instance (by endpoint, in a DSN) and whose pods' last words say they
+// cannot connect follow one parent naming the instance; a workload that
+// cannot connect to another instance is investigated on its own.
+func TestStormOfACloudResource(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	node := ns + "-node"
+	c.node(node, true)
+	cannotConnect := func(name, host string) {
+		c.workload(name, node, "postgres://app@"+host+":5432/app?sslmode=require")
+		p := &corev1.Pod{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0"}, p)).To(Succeed())
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			Message: "FATAL: could not connect to the database: dial tcp 10.20.3.4:5432: connect: connection timed out"}
+		g.Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+	}
+	for i := range 3 {
+		cannotConnect(fmt.Sprintf("orders-%d", i), "orders.c9akciq32.eu-west-1.rds.amazonaws.com")
+	}
+	cannotConnect("billing", "billing.c9akciq32.eu-west-1.rds.amazonaws.com")
+	startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	c.alert("billing", "KubePodCrashLooping", "billing")
+
+	parentName := correlate.ParentName("rds:db/orders")
+	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "rds:db", Name: "orders"}, "billing")
+	parent := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, parent)).To(Succeed())
+	g.Expect(parent.Spec.Labels).To(HaveKeyWithValue("arn", "arn:aws:rds:::db:orders"), "the parent's Investigation reads the instance as a cloud subject")
+	billing := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing"}, billing)).To(Succeed())
+	g.Expect(billing.Status.Correlation.Causes).To(Equal([]string{"rds:db/billing"}), "its own instance is its cause, shared with none")
+}
+
+// cloudVerdicts is a cloud source that reads each ARN's health from a
+// table, as the AWS health checker would.
+type cloudVerdicts map[string]whatchanged.HealthStatus
+
+func (v cloudVerdicts) Health(_ context.Context, arn string) (whatchanged.CloudHealth, error) {
+	st, ok := v[arn]
+	if !ok {
+		return whatchanged.CloudHealth{ARN: arn, Status: whatchanged.HealthUnknown}, fmt.Errorf("%w: %s", whatchanged.ErrInvalidResource, arn)
+	}
+	h := whatchanged.CloudHealth{ARN: arn, Status: st, State: "available"}
+	if st != whatchanged.HealthHealthy {
+		h.State, h.Problems = "storage-full", []string{"the instance has no free storage"}
+	}
+	return h, nil
+}
+
+// TestStormOfACloudResourceTheProviderReads: with a cloud source, the
+// provider's verdict decides. Three workloads whose configuration names
+// one RDS instance the provider reads unhealthy follow one parent naming
+// it, though their pods' last words say nothing of connections; a
+// workload that cannot connect to an instance the provider reads healthy
+// shares no cause (its trouble is on its side) and is investigated alone.
+func TestStormOfACloudResourceTheProviderReads(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	node := ns + "-node"
+	c.node(node, true)
+	for i := range 3 {
+		c.workload(fmt.Sprintf("orders-%d", i), node, "postgres://app@orders.c9akciq32.eu-west-1.rds.amazonaws.com:5432/app")
+	}
+	c.workload("billing", node, "postgres://app@billing.c9akciq32.eu-west-1.rds.amazonaws.com:5432/app")
+	p := &corev1.Pod{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing-0"}, p)).To(Succeed())
+	p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+		Message: "could not connect to the database: dial tcp 10.20.3.9:5432: connect: connection refused"}
+	g.Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+	verdicts := cloudVerdicts{
+		"arn:aws:rds:eu-west-1::db:orders":  whatchanged.HealthUnhealthy,
+		"arn:aws:rds:eu-west-1::db:billing": whatchanged.HealthHealthy,
+	}
+	runManagerOver(t, []string{ns}, Options{Steps: testSteps(&stepLog{}, false, nil), CloudHealth: verdicts, SustainedClear: time.Second}, nil, nil)
+	policy := &runlorev1.TriggerPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: runlorev1.TriggerPolicySpec{CoalesceWindow: metav1.Duration{Duration: 2 * time.Minute},
+			Correlation: &runlorev1.CorrelationPolicy{Gather: &metav1.Duration{Duration: 20 * time.Second}}}}
+	g.Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	for i := range 3 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	c.alert("billing", "KubePodCrashLooping", "billing")
+
+	parentName := correlate.ParentName("rds:db/orders")
+	c.expectStormWithLoner(parentName, &runlorev1.Workload{Kind: "rds:db", Name: "orders"}, "billing")
+	billing := &runlorev1.Incident{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "billing"}, billing)).To(Succeed())
+	g.Expect(billing.Status.Correlation.Causes).To(BeEmpty(), "an instance the provider reads healthy is no cause")
+}
+
 // TestStormMemberSplitsWhenTheNodeRecovers: three workloads on a NotReady
 // Node form a storm; the Node comes back but their pods keep failing, so a
 // window later each is split off and investigated on its own, and the
@@ -631,6 +727,132 @@ func TestStormAcrossNamespaces(t *testing.T) {
 		g.Expect(u).To(ContainSubstring("Deployment/" + search + "/late"))
 	}, eventually, 250*time.Millisecond).Should(Succeed())
 	g.Expect(api.posts()).To(HaveLen(2), "the late member posts none")
+}
+
+// TestDuplicateStormParentsCollapseToOne: two members that decide at the
+// same instant, each computing the storm's home from the members it sees
+// (one all in one namespace, one spanning the operator's), each open the
+// parent — same name, two namespaces — before either shows in the other's
+// cache. Exactly one survives: the other deletes itself, and every member
+// follows the survivor and its one Investigation.
+func TestDuplicateStormParentsCollapseToOne(t *testing.T) {
+	c := newStormCluster(t)
+	g, opNS, ctx := c.g, c.ns, c.ctx
+	shop := newNamespace(t)
+	bad := opNS + "-node-a"
+	c.node(bad, false)
+	names := []string{"cart", "checkout", "ledger"}
+	var members []string
+	for _, w := range names {
+		c.workloadIn(shop, w, bad, "")
+		members = append(members, shop+"/"+w)
+	}
+	cause := "Node/" + bad
+	parentName := correlate.ParentName(cause)
+	// What the two racing creates leave behind, as ensureParent writes it.
+	first := newIncident(shop, "cart")
+	first.Spec.Workload = &runlorev1.Workload{Namespace: shop, Kind: "Deployment", Name: "cart"}
+	d := correlate.Decision{Cause: cause, Parent: parentName, Members: members}
+	for _, ns := range []string{shop, opNS} {
+		g.Expect(k8sClient.Create(ctx, stormParent(first, d, ns))).To(Succeed())
+	}
+	startStormManagerOver(t, opNS, []string{shop}, nil)
+	for _, w := range names {
+		c.alertIn(shop, w, "KubePodCrashLooping", w, nil)
+	}
+
+	g.Eventually(func(g Gomega) {
+		var survivors []runlorev1.Incident
+		for _, ns := range []string{shop, opNS} {
+			p := runlorev1.Incident{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: parentName}, &p); err == nil {
+				survivors = append(survivors, p)
+			}
+		}
+		g.Expect(survivors).To(HaveLen(1), "exactly one parent of the storm survives")
+		parent := survivors[0]
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		inv := &runlorev1.Investigation{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: parent.Namespace, Name: parent.Status.Investigation}, inv)).To(Succeed())
+		for _, w := range names {
+			inc := &runlorev1.Incident{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: shop, Name: w}, inc)).To(Succeed())
+			g.Expect(inc.Status.Parent).To(Equal(parentName), w)
+			g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation), w)
+		}
+		var invs []runlorev1.Investigation
+		for _, ns := range []string{shop, opNS} {
+			var list runlorev1.InvestigationList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			invs = append(invs, list.Items...)
+		}
+		g.Expect(invs).To(HaveLen(1), "one Investigation for the storm")
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestOverlappingStormsOpenOneParent: three workloads on a NotReady Node
+// that also call a Service with no ready endpoint form the Node's storm (a
+// tie, broken by the Node's weight). A fourth workload, on a Ready Node,
+// calls the same Service and alerts once the storm stands: the three
+// already follow the Node's parent, so they do not count towards a second
+// storm of the Service, and no second parent (nor card) opens for
+// Incidents another storm already holds; the fourth is investigated on
+// its own. A parent of the Service that a member opened at the same
+// instant as the Node's (the race leaves it with no one to follow it) is
+// deleted, having opened nothing.
+func TestOverlappingStormsOpenOneParent(t *testing.T) {
+	c := newStormCluster(t)
+	g, ns, ctx := c.g, c.ns, c.ctx
+	bad, good := ns+"-node-a", ns+"-node-b"
+	c.node(bad, false)
+	c.node(good, true)
+	db := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-db", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "orders-db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}
+	g.Expect(k8sClient.Create(ctx, db)).To(Succeed())
+	host := "orders-db." + ns + ".svc.cluster.local"
+	for i := range 3 {
+		c.workload(fmt.Sprintf("orders-%d", i), bad, host)
+	}
+	c.workload("late", good, host)
+	api := startStormManager(t, ns)
+	for i := range 3 {
+		c.alert(fmt.Sprintf("orders-%d", i), "KubePodCrashLooping", fmt.Sprintf("orders-%d", i))
+	}
+	nodeParent, svcParent := correlate.ParentName("Node/"+bad), correlate.ParentName("Service/"+ns+"/orders-db")
+	g.Eventually(func(g Gomega) {
+		parent := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: nodeParent}, parent)).To(Succeed())
+		g.Expect(parent.Status.Investigation).NotTo(BeEmpty())
+		for i := range 3 {
+			inc := &runlorev1.Incident{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("orders-%d", i)}, inc)).To(Succeed())
+			g.Expect(inc.Status.Parent).To(Equal(nodeParent))
+			g.Expect(inc.Status.Investigation).To(Equal(parent.Status.Investigation))
+		}
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+
+	// What a member deciding for the Service at the same instant leaves.
+	racer := newIncident(ns, "orders-0")
+	racer.Spec.Workload = &runlorev1.Workload{Namespace: ns, Kind: "Deployment", Name: "orders-0"}
+	svcCause := "Service/" + ns + "/orders-db"
+	g.Expect(k8sClient.Create(ctx, stormParent(racer, correlate.Decision{Cause: svcCause, Parent: svcParent,
+		Members: []string{ns + "/orders-0", ns + "/orders-1", ns + "/orders-2", ns + "/late"}}, ns))).To(Succeed())
+	c.alert("late", "KubePodCrashLooping", "late")
+	g.Eventually(func(g Gomega) {
+		inc := &runlorev1.Incident{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "late"}, inc)).To(Succeed())
+		g.Expect(inc.Status.Correlation).NotTo(BeNil())
+		g.Expect(inc.Status.Correlation.Causes).To(ContainElement("Service/" + ns + "/orders-db"))
+		g.Expect(inc.Status.Parent).To(BeEmpty())
+		g.Expect(inc.Status.Investigation).To(Equal("late-1"), "investigated on its own")
+	}, 2*eventually, 250*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		second := &runlorev1.Incident{}
+		err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: svcParent}, second)
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no second parent for Incidents a storm holds: %v", err)
+	}, eventually, 250*time.Millisecond).Should(Succeed())
+	g.Expect(c.investigations(g)).To(HaveLen(2))
+	g.Eventually(func(g Gomega) { g.Expect(api.stormCards()).To(HaveLen(1)) }, eventually, 250*time.Millisecond).Should(Succeed())
 }
 
 // TestStormOfAFailingWebhook: three workloads whose pods an admission

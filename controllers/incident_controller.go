@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,6 +34,7 @@ import (
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
 	"github.com/runlore/runlore/pkg/trigger"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // IncidentReconciler opens one Investigation per episode of an Incident
@@ -50,6 +52,12 @@ type IncidentReconciler struct {
 	OperatorNamespace string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// CloudHealth reads the health of the cloud resources a storm's
+	// members connect to; nil when no cloud source is configured.
+	CloudHealth whatchanged.CloudHealthChecker
+
+	healthMu sync.Mutex
+	health   map[string]cloudVerdict
 }
 
 // +kubebuilder:rbac:groups=runlore.io,resources=incidents,verbs=get;list;watch;create;update;patch;delete
@@ -71,6 +79,17 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	if !inc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
+	}
+	var orphanWait time.Duration
+	if inc.Spec.Source == runlorev1.SourceCorrelation {
+		if dropped, err := r.dropDuplicateParent(ctx, inc); err != nil || dropped {
+			return ctrl.Result{}, err
+		}
+		dropped, wait, err := r.dropOrphanParent(ctx, inc, r.now())
+		if err != nil || dropped {
+			return ctrl.Result{}, err
+		}
+		orphanWait = wait
 	}
 	before := inc.DeepCopy()
 	// The source records an Incident's first occurrence with the create
@@ -108,6 +127,9 @@ func (r *IncidentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		meta.RemoveStatusCondition(&inc.Status.Conditions, runlorev1.SilencedCondition)
 	}
 	requeue := applySilence(inc, now)
+	if orphanWait > 0 && (requeue == 0 || orphanWait < requeue) {
+		requeue = orphanWait
+	}
 
 	inv, after, err := r.reconcileInvestigation(ctx, inc, now)
 	if err != nil {

@@ -36,6 +36,7 @@ import (
 	"github.com/runlore/runlore/pkg/outcome"
 	"github.com/runlore/runlore/pkg/textutil"
 	"github.com/runlore/runlore/pkg/trigger"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // Storms of one cause: an Incident whose graph leads to a failing object
@@ -102,6 +103,15 @@ func (r *IncidentReconciler) correlate(ctx context.Context, inc *runlorev1.Incid
 	case d.Wait > 0:
 		return nil, true, min(d.Wait, stormPoll), nil
 	case d.Parent == "":
+		if inc.Status.Parent != "" && inc.Status.Investigation == "" {
+			// It followed a parent whose storm no longer holds it (its
+			// other members went to another storm's): it leaves before
+			// that parent opened an Investigation, and is decided alone.
+			inc.Status.Parent = ""
+			if err := r.labelGroup(ctx, inc, ""); err != nil {
+				return nil, false, 0, err
+			}
+		}
 		return nil, false, 0, nil
 	}
 	parent, err := r.ensureParent(ctx, inc, d)
@@ -218,6 +228,7 @@ func (r *IncidentReconciler) causes(ctx context.Context, inc *runlorev1.Incident
 		logf.FromContext(ctx).Info("shared causes not read; investigated on its own", "reason", err.Error())
 		return nil
 	}
+	r.cloudHealth(readCtx, g)
 	found := correlate.Causes(g)
 	out := make([]string, 0, len(found))
 	for _, c := range found {
@@ -226,6 +237,85 @@ func (r *IncidentReconciler) causes(ctx context.Context, inc *runlorev1.Incident
 		}
 	}
 	return out
+}
+
+// cloudVerdict is a cloud resource's health as the provider last read it.
+type cloudVerdict struct {
+	status whatchanged.HealthStatus
+	why    string
+	at     time.Time
+}
+
+// Bounds of the cloud health reads of correlation: each resource is read
+// at most once per cloudHealthTTL however many members connect to it, and
+// the verdicts kept are bounded.
+const (
+	cloudHealthTTL  = 30 * time.Second
+	maxCloudVerdict = 256
+)
+
+// cloudHealth attaches, when a cloud source is configured, the provider's
+// verdict to the cloud resources on an Incident's graph: a degraded or
+// unhealthy one shows graph.WordCloudUnhealthy, and every verdict is the
+// graph.FactCloudHealth fact. A resource the source cannot read (a kind
+// it does not know, no region, a refused call) keeps what its callers
+// meet as its only evidence.
+func (r *IncidentReconciler) cloudHealth(ctx context.Context, g *graph.Graph) {
+	if r.CloudHealth == nil || g == nil {
+		return
+	}
+	for _, n := range g.Nodes {
+		if n.Fact("cloud") != "true" || n.Namespace != "" || n.Ref() == g.Subject {
+			continue
+		}
+		arn := identity.CloudARN(runlorev1.Workload{Kind: n.Kind, Name: n.Name, Region: n.Fact("region"), Account: n.Fact("account")})
+		if arn == "" {
+			continue
+		}
+		v := r.cloudVerdictOf(ctx, arn)
+		if v.status == "" || v.status == whatchanged.HealthUnknown {
+			continue
+		}
+		if n.Facts == nil {
+			n.Facts = map[string]string{}
+		}
+		n.Facts[graph.FactCloudHealth] = string(v.status)
+		if v.status == whatchanged.HealthDegraded || v.status == whatchanged.HealthUnhealthy {
+			n.Symptoms = append(n.Symptoms, graph.Symptom{Word: graph.WordCloudUnhealthy, Source: "cloud", Message: v.why})
+		}
+	}
+}
+
+// cloudVerdictOf is the provider's verdict on a resource, read at most once
+// per cloudHealthTTL.
+func (r *IncidentReconciler) cloudVerdictOf(ctx context.Context, arn string) cloudVerdict {
+	now := r.now()
+	r.healthMu.Lock()
+	if v, ok := r.health[arn]; ok && now.Sub(v.at) < cloudHealthTTL {
+		r.healthMu.Unlock()
+		return v
+	}
+	r.healthMu.Unlock()
+	readCtx, cancel := context.WithTimeout(ctx, causeReadTimeout)
+	defer cancel()
+	h, err := r.CloudHealth.Health(readCtx, arn)
+	v := cloudVerdict{status: h.Status, at: now}
+	if err != nil {
+		v.status = whatchanged.HealthUnknown
+		logf.FromContext(ctx).V(1).Info("cloud health not read; the callers' words decide", "arn", arn, "reason", err.Error())
+	}
+	if len(h.Problems) > 0 {
+		v.why = textutil.Runes(strings.Join(h.Problems, "; "), 300)
+	} else if h.State != "" {
+		v.why = "state " + h.State
+	}
+	r.healthMu.Lock()
+	defer r.healthMu.Unlock()
+	if r.health == nil || len(r.health) >= maxCloudVerdict {
+		r.health = map[string]cloudVerdict{}
+	}
+	r.health[arn] = v
+	return v
 }
 
 // ensureParent finds the storm's parent Incident in whatever namespace it
@@ -264,6 +354,46 @@ func (r *IncidentReconciler) stormParent(ctx context.Context, name string) (*run
 	return correlate.Canonical(list.Items), nil
 }
 
+// dropDuplicateParent deletes a storm parent that is not its name's
+// canonical one (correlate.Canonical): two members that each found no
+// parent may open one each, in different namespaces, at the same instant.
+// Members follow a parent by its name, so they already follow the
+// canonical one; the duplicate goes, with the Investigation it may have
+// opened before the canonical one showed. The canonical one is confirmed
+// with the API server first, so a stale cache never deletes the last
+// parent of a storm. It reports whether parent was deleted.
+func (r *IncidentReconciler) dropDuplicateParent(ctx context.Context, parent *runlorev1.Incident) (bool, error) {
+	canon, err := r.stormParent(ctx, parent.Name)
+	if err != nil || canon == nil || client.ObjectKeyFromObject(canon) == client.ObjectKeyFromObject(parent) {
+		return false, err
+	}
+	live := &runlorev1.Incident{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(canon), live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if c := correlate.Canonical([]runlorev1.Incident{*live, *parent}); c == nil || client.ObjectKeyFromObject(c) != client.ObjectKeyFromObject(live) {
+		return false, nil
+	}
+	if name := parent.Status.Investigation; name != "" {
+		inv := &runlorev1.Investigation{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: parent.Namespace, Name: name}, inv)
+		switch {
+		case err == nil && metav1.IsControlledBy(inv, parent):
+			if err := r.Delete(ctx, inv, client.Preconditions{UID: &inv.UID}); client.IgnoreNotFound(err) != nil {
+				return false, fmt.Errorf("delete the duplicate storm parent's investigation: %w", err)
+			}
+		case client.IgnoreNotFound(err) != nil:
+			return false, err
+		}
+	}
+	if err := r.Delete(ctx, parent, client.Preconditions{UID: &parent.UID}); client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("delete the duplicate storm parent: %w", err)
+	}
+	r.Recorder.Eventf(live, parent, corev1.EventTypeNormal, "StormDuplicateDropped", "Delete",
+		"a second parent of this storm opened at the same instant in %s; it was deleted, and its members follow this one", parent.Namespace)
+	return true, nil
+}
+
 // investigationNamespace is where the Incident's Investigation lives: a
 // storm member's is its parent's, beside the parent.
 func (r *IncidentReconciler) investigationNamespace(ctx context.Context, inc *runlorev1.Incident) (string, error) {
@@ -288,9 +418,16 @@ func stormParent(inc *runlorev1.Incident, d correlate.Decision, ns string) *runl
 	alert := kind + causeWord(kind)
 	w := &runlorev1.Workload{Kind: kind, Namespace: objNS, Name: name}
 	lbls := map[string]string{"alertname": alert}
-	if kind == "Node" {
+	switch arn := identity.CloudARN(*w); {
+	case kind == "Node":
 		lbls["node"] = name
-	} else if objNS != "" {
+	case arn != "":
+		// A cloud resource: its callers cannot connect to it. The
+		// Investigation reads it as a cloud subject by its ARN.
+		title = fmt.Sprintf("%s %s is unreachable from the workloads that connect to it, and they alert", kind, name)
+		alert = "CloudResourceUnreachable"
+		lbls = map[string]string{"alertname": alert, "arn": arn}
+	case objNS != "":
 		lbls["namespace"] = objNS
 	}
 	return &runlorev1.Incident{
@@ -395,7 +532,42 @@ func (r *IncidentReconciler) reconcileParentInvestigation(ctx context.Context, p
 	if parent.Status.Occurrences == 0 || parent.Status.ResolvedAt != nil || parent.Status.Investigation != "" {
 		return r.current(ctx, parent)
 	}
+	// A storm is at least two Incidents: a parent one alone follows (the
+	// others went to another storm's parent the same instant) opens
+	// nothing; its one follower leaves it, and it is dropped as an orphan.
+	members, err := r.members(ctx, parent)
+	if err != nil || len(members) < 2 {
+		return nil, err
+	}
 	return r.ensureInvestigation(ctx, parent, "")
+}
+
+// stormOrphanGrace is how long a storm parent no Incident follows, and
+// that opened no Investigation, stands before it is deleted: the member
+// that opens a parent records that it follows it right after, and the
+// cache shows that write well within it.
+const stormOrphanGrace = 10 * time.Second
+
+// dropOrphanParent deletes a storm parent no Incident follows and that
+// never opened an Investigation, once stormOrphanGrace has passed since
+// it opened (every member that decided for it went to another storm's
+// parent, or left). It reports whether parent was deleted, or else how
+// long until it may be.
+func (r *IncidentReconciler) dropOrphanParent(ctx context.Context, parent *runlorev1.Incident, now time.Time) (bool, time.Duration, error) {
+	if parent.Status.Investigation != "" {
+		return false, 0, nil
+	}
+	var list runlorev1.IncidentList
+	if err := r.List(ctx, &list, client.MatchingFields{parentIndex: parent.Name}); err != nil || len(list.Items) > 0 {
+		return false, 0, err
+	}
+	if wait := parent.CreationTimestamp.Add(stormOrphanGrace).Sub(now); wait > 0 {
+		return false, wait + time.Second, nil
+	}
+	if err := r.Delete(ctx, parent, client.Preconditions{UID: &parent.UID}); client.IgnoreNotFound(err) != nil {
+		return false, 0, fmt.Errorf("delete the storm parent no Incident follows: %w", err)
+	}
+	return true, 0, nil
 }
 
 // ensureMemberOutcome opens a storm member's own OutcomeRecord once the

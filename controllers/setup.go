@@ -39,6 +39,7 @@ import (
 	"github.com/runlore/runlore/pkg/catalog"
 	"github.com/runlore/runlore/pkg/notify"
 	"github.com/runlore/runlore/pkg/phase"
+	"github.com/runlore/runlore/pkg/whatchanged"
 )
 
 // Options configure the reconcilers Setup registers.
@@ -73,6 +74,10 @@ type Options struct {
 	// Notifier delivers each finding (Slack, a JSON webhook) from the
 	// default Resolve step, once per Investigation; nil sends only Events.
 	Notifier notify.Notifier
+	// CloudHealth reads a cloud resource's health (lore serve --aws): a
+	// storm's correlation takes the provider's verdict on a cloud
+	// resource its members connect to; nil reads what the callers meet.
+	CloudHealth whatchanged.CloudHealthChecker
 	// StepBudgets bound each phase step; phase.DefaultBudgets for steps
 	// not named. An Investigation's reconcile is bounded by the longest.
 	StepBudgets phase.Budgets
@@ -124,7 +129,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	steps := withDefaults(opts.Steps, mgr, opts)
 	recorder := mgr.GetEventRecorder("runlore")
 	collector.use(mgr.GetCache())
-	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace}).SetupWithManager(mgr); err != nil {
+	if err := (&IncidentReconciler{Client: mgr.GetClient(), Recorder: recorder, OperatorNamespace: opts.OperatorNamespace,
+		CloudHealth: opts.CloudHealth}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if opts.Syncer != nil {

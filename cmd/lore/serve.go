@@ -651,6 +651,13 @@ func newManager(rc *rest.Config, cfg serveConfig) (ctrl.Manager, error) {
 	if cfg.SeedCatalog {
 		opts.SeedCatalog = seedcatalog.FS
 	}
+	if cfg.AWS {
+		// A storm's correlation takes the provider's verdict on the cloud
+		// resources its members connect to.
+		if opts.CloudHealth, err = awschanges.NewHealthChecker(context.Background()); err != nil {
+			return nil, fmt.Errorf("--aws: %w", err)
+		}
+	}
 	if opts.Notifier, err = notify.Build(cfg.notifyConfig()); err != nil {
 		return nil, err
 	}

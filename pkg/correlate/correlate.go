@@ -19,8 +19,10 @@ limitations under the License.
 // firing close together and whose graphs lead to the same failing object —
 // a NotReady or pressured Node their pods run on, a Service they call that
 // has no ready endpoint, an exhausted ResourceQuota in their scope, the
-// admission webhook or policy that refuses their pods, a GitOps object
-// that fails on the revision that applied them (one table, causeRules).
+// admission webhook or policy that refuses their pods, a cloud resource
+// (a database, cache, queue or bucket) their configuration names and they
+// cannot connect to, a GitOps object that fails on the revision that
+// applied them (one table, causeRules).
 // Enough of them sharing one such object get one parent Investigation of
 // it; the sender's alert grouping is a hint towards that threshold, never
 // a cause.
@@ -40,6 +42,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/identity"
 	"github.com/runlore/runlore/pkg/investigate/graph"
 )
 
@@ -60,14 +63,18 @@ var nodeFaults = map[string]bool{
 
 // Named weights: how directly a kind of shared object explains what fails
 // under it. A Node takes every pod on it down, a dependency fails its
-// callers, a quota or an admission refusal blocks new pods, a GitOps
-// revision may or may not be what broke them. They order a member's causes
-// and break ties between causes equally shared.
+// callers, a quota or an admission refusal blocks new pods; a cloud
+// resource fails its callers too, but its fault is read from what they
+// meet, not from the resource (the cluster cannot read its health), so it
+// ranks below the faults read off the objects themselves; a GitOps
+// revision may or may not be what broke them. They order a member's
+// causes and break ties between causes equally shared.
 const (
 	weightNode       = 50
 	weightDependency = 40
 	weightQuota      = 30
 	weightAdmission  = 30
+	weightCloud      = 25
 	weightGitOps     = 20
 )
 
@@ -83,9 +90,10 @@ type causeRule struct {
 	kinds []string
 	// fault names the symptom that makes the object a cause, or "".
 	fault func(*graph.Node) string
-	// byReference: the edge is itself the evidence (it is drawn only when
-	// the member's own symptoms name the object), so an object the graph
-	// could not read still counts.
+	// byReference: the object is known by reference only, and its fault
+	// is read from the member's side (the edge is drawn only when the
+	// member's refusal names it; the member cannot connect to it), so an
+	// object the graph could not read still counts.
 	byReference bool
 	// revision keys the cause with the revision the object fails on, so
 	// one commit is one cause.
@@ -109,6 +117,15 @@ var causeRules = []causeRule{
 	{name: "admission", rel: graph.RelAdmittedBy, weight: weightAdmission, byReference: true,
 		kinds: []string{graph.KindAdmissionWebhook, "ValidatingAdmissionPolicy", "ClusterPolicy", "Policy", "Namespace"},
 		fault: func(*graph.Node) string { return "RefusedAdmission" }},
+	// A cloud resource the member's configuration names (an RDS
+	// instance, an ElastiCache group, an SQS queue, an S3 bucket…), when
+	// the cloud provider reads it degraded or unhealthy; where no cloud
+	// source reads it, when the member cannot connect: its own words say
+	// a connection was refused, reset or timed out. Sharing the resource
+	// alone is no cause, nor is a connection failure to a resource the
+	// provider reads healthy (the trouble is on the callers' side).
+	{name: "cloud", rel: graph.RelConnectsTo, kinds: identity.ConnectedKinds(), weight: weightCloud, byReference: true,
+		fault: cloudFault},
 	{name: "gitops", rel: graph.RelAppliedBy, weight: weightGitOps, revision: true,
 		fault: func(n *graph.Node) string {
 			if len(n.Symptoms) == 0 {
@@ -116,6 +133,20 @@ var causeRules = []causeRule{
 			}
 			return n.Symptoms[0].Word
 		}},
+}
+
+// cloudFault is a cloud resource's fault: the provider's verdict when it
+// gave one, else what its callers meet.
+func cloudFault(n *graph.Node) string {
+	switch {
+	case n.Has(graph.WordCloudUnhealthy):
+		return graph.WordCloudUnhealthy
+	case n.Fact(graph.FactCloudHealth) == "healthy":
+		return ""
+	case n.Has(graph.WordCannotConnect):
+		return graph.WordCannotConnect
+	}
+	return ""
 }
 
 // word is a fault that is the one symptom w.
@@ -315,7 +346,9 @@ type Decision struct {
 // cause whose members weigh most once they reach MinMembers: each
 // Incident that fired within the window and shares the cause on its graph
 // is one, and groupHint more when two of them came in one alert group
-// (ties go to the higher weight of the cause's kind, then by ref). An
+// (ties go to the higher weight of the cause's kind, then by ref); one that
+// already follows the parent of another cause counts towards none but its
+// own, so no second parent opens for Incidents a storm holds. An
 // Incident with a cause too few share yet waits until Gather after it
 // fired; one with no cause, or split off a storm, never waits. Every
 // member computes the same parent name, so concurrent reconciles open one
@@ -333,6 +366,11 @@ func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 		}
 		for _, o := range others {
 			if o.Name == self.Name || o.Split {
+				continue
+			}
+			if o.Parent != "" && o.Parent != ParentName(cause) {
+				// It is held by another storm: an Incident is one storm's
+				// member, so it never counts towards a second parent.
 				continue
 			}
 			if d := o.FiredAt.Sub(self.FiredAt); d > p.Window || d < -p.Window {
@@ -399,8 +437,9 @@ func contains(list []string, s string) bool {
 // and a valid object name and label value whatever the cause's ref.
 func ParentName(cause string) string {
 	sum := sha256.Sum256([]byte(cause))
-	kind := strings.ToLower(Cause{Ref: cause}.Kind())
-	if len(kind) > 20 || strings.Trim(kind, "abcdefghijklmnopqrstuvwxyz") != "" {
+	// A cloud kind (rds:db) reads as rds-db.
+	kind := strings.ReplaceAll(strings.ToLower(Cause{Ref: cause}.Kind()), ":", "-")
+	if len(kind) > 20 || strings.Trim(kind, "abcdefghijklmnopqrstuvwxyz-") != "" || strings.HasPrefix(kind, "-") || strings.HasSuffix(kind, "-") {
 		kind = "cause"
 	}
 	return "storm-" + kind + "-" + hex.EncodeToString(sum[:])[:12]

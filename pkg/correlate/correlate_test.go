@@ -147,6 +147,103 @@ func TestCausesOfAnAdmissionRefusal(t *testing.T) {
 	NewWithT(t).Expect(Causes(g)).To(BeEmpty())
 }
 
+// A cloud resource the workload's configuration names is a cause when the
+// workload cannot connect (its graph marks the resource CannotConnect), by
+// reference: the cluster never reads it. Using one alone is none.
+func TestCausesOfACloudResource(t *testing.T) {
+	g := NewWithT(t)
+	for _, failing := range []bool{true, false} {
+		gr := workloadGraph("api", "node-a", nil, "", "", "")
+		db := gr.Add(&graph.Node{Kind: "rds:db", Name: "orders", Unread: true})
+		if failing {
+			db.Symptoms = []graph.Symptom{{Word: graph.WordCannotConnect, Source: "caller"}}
+		}
+		gr.Link("Pod/shop/api-7d-x1", graph.RelConnectsTo, db.Ref(), "")
+		cs := Causes(gr)
+		if !failing {
+			g.Expect(cs).To(BeEmpty(), "sharing a database it reaches is no cause")
+			continue
+		}
+		g.Expect(refs(cs)).To(Equal([]string{"rds:db/orders"}))
+		g.Expect(cs[0].Rule).To(Equal("cloud"))
+		g.Expect(cs[0].Why).To(Equal(graph.WordCannotConnect))
+	}
+	// The provider's verdict decides where a cloud source read it: a
+	// degraded instance is a cause though its callers' words say nothing
+	// of connections; one it reads healthy is none, whatever they meet.
+	for _, tc := range []struct {
+		health  string
+		symptom []string
+		want    []string
+	}{
+		{"degraded", []string{graph.WordCloudUnhealthy}, []string{"rds:db/orders"}},
+		{"healthy", []string{graph.WordCannotConnect}, []string{}},
+		{"unknown", []string{graph.WordCannotConnect}, []string{"rds:db/orders"}},
+	} {
+		gr := workloadGraph("api", "node-a", nil, "", "", "")
+		db := gr.Add(&graph.Node{Kind: "rds:db", Name: "orders", Unread: true, Facts: map[string]string{graph.FactCloudHealth: tc.health}})
+		for _, w := range tc.symptom {
+			db.Symptoms = append(db.Symptoms, graph.Symptom{Word: w})
+		}
+		gr.Link("Pod/shop/api-7d-x1", graph.RelConnectsTo, db.Ref(), "")
+		g.Expect(refs(Causes(gr))).To(Equal(tc.want), tc.health)
+	}
+	// A node of another kind on the edge is not the row's.
+	gr := workloadGraph("api", "node-a", nil, "", "", "")
+	other := gr.Add(&graph.Node{Kind: "iam:role", Name: "api", Unread: true, Symptoms: []graph.Symptom{{Word: graph.WordCannotConnect}}})
+	gr.Link("Deployment/shop/api", graph.RelConnectsTo, other.Ref(), "")
+	g.Expect(Causes(gr)).To(BeEmpty())
+}
+
+// Incidents whose workloads cannot connect to one RDS instance form one
+// storm named after it; workloads that cannot connect to two different
+// resources form none.
+func TestDecideOnACloudResource(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	p := Policy{Window: DefaultWindow, MinMembers: 3, Gather: DefaultGather}
+	member := func(name string, causes ...string) Member {
+		return Member{Name: "shop/" + name, FiredAt: now, Causes: causes}
+	}
+	shared := []Member{member("orders", "rds:db/orders"), member("invoices", "rds:db/orders"), member("refunds", "rds:db/orders")}
+	d := Decide(shared[0], shared, p, now)
+	g.Expect(d.Cause).To(Equal("rds:db/orders"))
+	g.Expect(d.Parent).To(Equal(ParentName("rds:db/orders")))
+	g.Expect(d.Parent).To(HavePrefix("storm-rds-db-"))
+	g.Expect(d.Members).To(Equal([]string{"shop/invoices", "shop/orders", "shop/refunds"}))
+
+	apart := []Member{member("orders", "rds:db/orders"), member("invoices", "rds:db/billing"), member("sessions", "elasticache:replicationgroup/sessions")}
+	for _, self := range apart {
+		d := Decide(self, apart, p, now.Add(p.Gather))
+		g.Expect(d).To(Equal(Decision{}), "%s shares its resource with none", self.Name)
+	}
+}
+
+// An Incident following one storm's parent never counts towards another
+// cause's storm, though its graph shows that cause too: a late Incident
+// that shares only the second cause with a standing storm's members
+// opens no second parent over them.
+func TestDecideCountsAStormsMembersOnce(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	p := Policy{Window: DefaultWindow, MinMembers: 3, Gather: DefaultGather}
+	node, svc := "Node/node-a", "Service/shop/db"
+	var held []Member
+	for _, name := range []string{"shop/a", "shop/b", "shop/c"} {
+		held = append(held, Member{Name: name, FiredAt: now, Causes: []string{node, svc}, Parent: ParentName(node)})
+	}
+	late := Member{Name: "shop/late", FiredAt: now.Add(time.Minute), Causes: []string{svc}}
+	g.Expect(Decide(late, held, p, now.Add(time.Minute+p.Gather))).To(Equal(Decision{}))
+	// A member of the standing storm still finds it.
+	d := Decide(held[0], append(held, late), p, now)
+	g.Expect(d.Parent).To(Equal(ParentName(node)))
+	g.Expect(d.Members).To(Equal([]string{"shop/a", "shop/b", "shop/c"}))
+	// Incidents no storm holds yet still count for every cause they show.
+	free := []Member{{Name: "shop/a", FiredAt: now, Causes: []string{node, svc}}, {Name: "shop/b", FiredAt: now, Causes: []string{node, svc}}}
+	d = Decide(late, free, p, now.Add(time.Minute))
+	g.Expect(d.Parent).To(Equal(ParentName(svc)))
+}
+
 // Every row of the table is one rule with a named weight: the causes of
 // one graph come ordered by it, the Node first and the GitOps revision
 // last, and ties between equally shared causes break the same way.
@@ -154,12 +251,14 @@ func TestCauseTableOrdersByWeight(t *testing.T) {
 	g := workloadGraph("api", "node-a", []string{"NotReady"}, "NoReadyEndpoints", "QuotaExhausted", "HealthCheckFailed")
 	hook := g.Add(&graph.Node{Kind: graph.KindAdmissionWebhook, Name: "validate.example.com", Unread: true})
 	g.Link("Deployment/shop/api", graph.RelAdmittedBy, hook.Ref(), "")
+	queue := g.Add(&graph.Node{Kind: "sqs:queue", Name: "events", Unread: true, Symptoms: []graph.Symptom{{Word: graph.WordCannotConnect}}})
+	g.Link("Deployment/shop/api", graph.RelConnectsTo, queue.Ref(), "")
 	cs := Causes(g)
 	var rules []string
 	for _, c := range cs {
 		rules = append(rules, c.Rule)
 	}
-	NewWithT(t).Expect(rules).To(Equal([]string{"node", "dependency", "quota", "admission", "gitops"}))
+	NewWithT(t).Expect(rules).To(Equal([]string{"node", "dependency", "quota", "admission", "cloud", "gitops"}))
 	for i := 1; i < len(cs); i++ {
 		NewWithT(t).Expect(weightOf(cs[i-1].Kind()) >= weightOf(cs[i].Kind())).To(BeTrue(), "%s before %s", cs[i-1].Ref, cs[i].Ref)
 	}

@@ -17,7 +17,9 @@ limitations under the License.
 // Package podspec knows what a pod spec refers to. Every part of RunLore
 // that follows a pod to the ConfigMaps, Secrets, claims and service account
 // it reads (the incident graph, recall's live-state check, the workload
-// tool, the pod-template change detector) walks a spec with Refs.
+// tool, the pod-template change detector) walks a spec with Refs; what it
+// names in its own words — the hosts, URLs and ARNs of what it connects to
+// — is read from Values.
 package podspec
 
 import corev1 "k8s.io/api/core/v1"
@@ -135,6 +137,54 @@ func Refs(spec *corev1.PodSpec) []Ref {
 		add(Ref{Kind: KindSecret, Name: s.Name, Source: SourcePullSecret})
 	}
 	add(Ref{Kind: KindServiceAccount, Name: spec.ServiceAccountName, Source: SourceServiceAccount})
+	return out
+}
+
+// Places a pod spec holds a literal string.
+const (
+	// SourceEnvValue is an env var's literal value.
+	SourceEnvValue Source = "env value"
+	// SourceArgs is a container's args.
+	SourceArgs Source = "args"
+	// SourceCommand is a container's command.
+	SourceCommand Source = "command"
+)
+
+// Value is one literal string of a pod spec, where the pod names what it
+// connects to (a database URL, a queue URL, a bucket's ARN).
+type Value struct {
+	Value  string
+	Source Source
+	// Container names the container; Env the variable of an env value.
+	Container, Env string
+}
+
+// Values lists the literal strings spec holds, in spec order: each
+// container's (init containers first) env values, args and command. Empty
+// strings are left out; values an env var takes from a ConfigMap or
+// Secret are Refs, read where they are held.
+func Values(spec *corev1.PodSpec) []Value {
+	if spec == nil {
+		return nil
+	}
+	var out []Value
+	for _, c := range Containers(spec) {
+		for _, e := range c.Env {
+			if e.Value != "" {
+				out = append(out, Value{Value: e.Value, Source: SourceEnvValue, Container: c.Name, Env: e.Name})
+			}
+		}
+		for _, a := range c.Args {
+			if a != "" {
+				out = append(out, Value{Value: a, Source: SourceArgs, Container: c.Name})
+			}
+		}
+		for _, a := range c.Command {
+			if a != "" {
+				out = append(out, Value{Value: a, Source: SourceCommand, Container: c.Name})
+			}
+		}
+	}
 	return out
 }
 

@@ -61,3 +61,26 @@ func TestRefsWalksEveryPlaceAPodSpecNamesAnObject(t *testing.T) {
 	g.Expect(Refs(&corev1.PodSpec{})).To(BeEmpty(), "no service account named, none listed")
 	g.Expect(Refs(nil)).To(BeEmpty())
 }
+
+func TestValuesListsTheLiteralStringsOfASpec(t *testing.T) {
+	g := NewWithT(t)
+	spec := &corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "migrate", Command: []string{"migrate", ""}, Args: []string{"--url=postgres://db:5432"}}},
+		Containers: []corev1.Container{{Name: "api", Env: []corev1.EnvVar{
+			{Name: "QUEUE_URL", Value: "https://queue.example/1/orders"},
+			{Name: "EMPTY"},
+			{Name: "DB_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "url"}}},
+		}}},
+	}
+	var got []string
+	for _, v := range Values(spec) {
+		got = append(got, string(v.Source)+" "+v.Container+" "+v.Env+" "+v.Value)
+	}
+	g.Expect(got).To(Equal([]string{
+		"args migrate  --url=postgres://db:5432",
+		"command migrate  migrate",
+		"env value api QUEUE_URL https://queue.example/1/orders",
+	}))
+	g.Expect(Values(nil)).To(BeEmpty())
+}

@@ -127,6 +127,7 @@ func (b *Builder) Build(ctx context.Context, s Subject) (*Graph, error) {
 		}
 		st.attachEvents()
 		st.preemptions(n)
+		st.cloud()
 		st.admission(n)
 		st.inferMissing()
 	}

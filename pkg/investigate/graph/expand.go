@@ -717,15 +717,8 @@ func (st *build) podSpec(n *Node, namespace string, spec *corev1.PodSpec) {
 			st.g.Link(n.Ref(), RelUses, ref.Ref(), detail)
 		}
 	}
-	for _, c := range podspec.Containers(spec) {
-		for _, e := range c.Env {
-			if e.Value != "" {
-				st.texts = append(st.texts, sourceText{from: n.Ref(), namespace: namespace, text: e.Value})
-			}
-		}
-		for _, a := range append(append([]string(nil), c.Args...), c.Command...) {
-			st.texts = append(st.texts, sourceText{from: n.Ref(), namespace: namespace, text: a})
-		}
+	for _, v := range podspec.Values(spec) {
+		st.texts = append(st.texts, sourceText{from: n.Ref(), namespace: namespace, text: v.Value})
 	}
 	for _, r := range podspec.Refs(spec) {
 		if r.Kind == podspec.KindServiceAccount && r.Name == "default" {
