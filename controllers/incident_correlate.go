@@ -170,6 +170,9 @@ func stormMember(inc *runlorev1.Incident) (correlate.Member, bool) {
 		Group: inc.Annotations[runlorev1.AlertGroupAnnotation]}
 	if c := inc.Status.Correlation; c != nil && c.Episode == trigger.EpisodeOf(&inc.Status) {
 		m.Causes, m.Split = c.Causes, c.Split
+		if c.CheckedAt != nil {
+			m.SeenAt = c.CheckedAt.Time
+		}
 	}
 	return m, true
 }

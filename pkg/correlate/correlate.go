@@ -279,6 +279,10 @@ type Member struct {
 	Name string
 	// FiredAt is when its current occurrence started firing.
 	FiredAt time.Time
+	// SeenAt is when RunLore first read its causes this occurrence: an
+	// alert arrives well after it started firing (the rule's hold, the
+	// sender's group wait), so the gather counts from the later of the two.
+	SeenAt time.Time
 	// Causes are the refs of its graph's causes; nil when not read yet.
 	Causes []string
 	// Parent is the storm parent it already follows, if any.
@@ -317,7 +321,8 @@ type Decision struct {
 // is one, and groupHint more when two of them came in one alert group
 // (ties go to the higher weight of the cause's kind, then by ref). An
 // Incident with a cause too few share yet waits until Gather after it
-// fired; one with no cause, or split off a storm, never waits. Every
+// fired or, when later, after RunLore first read its causes; one with no
+// cause, or split off a storm, never waits. Every
 // member computes the same parent name, so concurrent reconciles open one
 // parent.
 func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
@@ -364,10 +369,17 @@ func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 		sort.Strings(bestMembers)
 		return Decision{Cause: best, Parent: ParentName(best), Members: bestMembers}
 	}
-	if until := self.FiredAt.Add(p.Gather); now.Before(until) {
+	if until := later(self.FiredAt, self.SeenAt).Add(p.Gather); now.Before(until) {
 		return Decision{Wait: until.Sub(now)}
 	}
 	return Decision{}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // better reports whether cause a with n members beats cause b with m.

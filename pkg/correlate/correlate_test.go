@@ -217,6 +217,24 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// An alert reaches RunLore minutes after it started firing (the rule's
+// hold, the sender's group wait): the gather counts from when RunLore first
+// read the Incident's causes, so the first of a storm to arrive waits for
+// the others instead of deciding alone at once.
+func TestDecideGathersFromWhenTheIncidentWasSeen(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}
+	node := "Node/node-a"
+	seen := t0.Add(5 * time.Minute)
+	self := Member{Name: "ns/a", FiredAt: t0, SeenAt: seen, Causes: []string{node}}
+	g := NewWithT(t)
+	g.Expect(Decide(self, nil, p, seen.Add(time.Second))).To(Equal(Decision{Wait: 29 * time.Second}), "the first to arrive waits")
+	others := []Member{{Name: "ns/b", FiredAt: t0, Causes: []string{node}}, {Name: "ns/c", FiredAt: t0, Causes: []string{node}}}
+	g.Expect(Decide(self, others, p, seen.Add(10*time.Second))).To(Equal(
+		Decision{Cause: node, Parent: ParentName(node), Members: []string{"ns/a", "ns/b", "ns/c"}}), "and joins the others when they come")
+	g.Expect(Decide(self, others[:1], p, seen.Add(31*time.Second))).To(Equal(Decision{}), "alone once the gather is over")
+}
+
 // The sender's alert grouping is a hint: two Incidents of one alert group
 // sharing a failing Node reach a threshold of three without waiting for a
 // third, but a group mate whose graph shares nothing is never a member, and
