@@ -484,8 +484,8 @@ func runInstalledStorm(t *testing.T, build func(f *fleet, s stormShape, onset ti
 
 	var parent runlorev1.Incident
 	g.Eventually(func(g Gomega) { parent = plan.settled(g, c.admin) }, 15*time.Minute, 250*time.Millisecond).Should(Succeed())
-	t.Logf("storm: every alert linked or investigated %s after the first was posted (load average %s → %s)",
-		time.Since(start).Round(time.Millisecond), load, loadAverage())
+	t.Logf("storm: every alert linked or investigated %s after the first was posted (load average %s → %s); parent %s/%s",
+		time.Since(start).Round(time.Millisecond), load, loadAverage(), parent.Namespace, parent.Name)
 
 	// One Investigation for the storm, one per workload failing on its own.
 	var invs runlorev1.InvestigationList
