@@ -75,10 +75,11 @@ scale: ## Measure lore serve's memory and an investigation's duration at 1k, 5k 
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -tags scale -count=1 -timeout 90m -run TestScale -v ./test/scale/
 
 .PHONY: storm
-storm: ## Post an alert storm at the receiver and the manager on the local control plane; then a 300-alert storm of one NotReady Node.
-	@assets="$$(hack/control-plane.sh)" && \
+storm: ## Post an alert storm at the receiver and the manager on the local control plane; then 300-alert storms of one cause, through the reconcilers and through lore serve as installed.
+	@assets="$$(hack/control-plane.sh)" && helm="$$(hack/helm.sh)" && \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test ./controllers -run '^$$' -bench '^BenchmarkStorm$$' -benchtime 1x && \
-	RUNLORE_STORM_FULL=1 KUBEBUILDER_ASSETS="$$assets" $(GO) test ./controllers -count=1 -v -run '^TestStormOfOneNode$$'
+	RUNLORE_STORM_FULL=1 KUBEBUILDER_ASSETS="$$assets" $(GO) test ./controllers -count=1 -v -run '^TestStormOfOneNode$$' && \
+	RUNLORE_STORM_FULL=1 KUBEBUILDER_ASSETS="$$assets" RUNLORE_HELM="$$helm" $(GO) test ./test/e2e -count=1 -v -timeout 60m -run '^TestInstalledStorm'
 
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail if the tree moved.

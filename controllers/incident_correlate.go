@@ -178,8 +178,14 @@ func stormMember(inc *runlorev1.Incident) (correlate.Member, bool) {
 	}
 	m := correlate.Member{Name: inc.Namespace + "/" + inc.Name, FiredAt: inc.Status.LastFiredAt.Time, Parent: inc.Status.Parent,
 		Group: inc.Annotations[runlorev1.AlertGroupAnnotation]}
+	if w := inc.Spec.Workload; w != nil {
+		m.Workload = w.Kind + "/" + w.Namespace + "/" + w.Name
+	}
 	if c := inc.Status.Correlation; c != nil && c.Episode == trigger.EpisodeOf(&inc.Status) {
 		m.Causes, m.Split = c.Causes, c.Split
+		if c.CheckedAt != nil {
+			m.SeenAt = c.CheckedAt.Time
+		}
 	}
 	return m, true
 }

@@ -310,6 +310,10 @@ type Member struct {
 	Name string
 	// FiredAt is when its current occurrence started firing.
 	FiredAt time.Time
+	// SeenAt is when RunLore first read its causes this occurrence: an
+	// alert arrives well after it started firing (the rule's hold, the
+	// sender's group wait), so the gather counts from the later of the two.
+	SeenAt time.Time
 	// Causes are the refs of its graph's causes; nil when not read yet.
 	Causes []string
 	// Parent is the storm parent it already follows, if any.
@@ -319,13 +323,26 @@ type Member struct {
 	// Group is the alert group its sender delivered it in (Alertmanager's
 	// groupKey), if any: a hint, never a cause.
 	Group string
+	// Workload is the object it is about (Kind/namespace/name): several
+	// alerts about one workload count as one towards MinMembers. Empty: the
+	// Incident counts on its own.
+	Workload string
 }
 
-// groupHint is the weight of the sender's grouping: when at least two of
-// the Incidents sharing a cause came in one alert group, the group counts
-// as one more member towards the threshold, so a storm the sender already
-// saw forms without waiting for its last member. It never adds a member:
-// only Incidents whose graphs share the cause are in the storm.
+// workload is what the member counts as towards a storm's size.
+func (m Member) workload() string {
+	if m.Workload != "" {
+		return "workload:" + m.Workload
+	}
+	return "incident:" + m.Name
+}
+
+// groupHint is the weight of the sender's grouping: when the Incidents of
+// at least two workloads sharing a cause came in one alert group, the
+// group counts as one more member towards the threshold, so a storm the
+// sender already saw forms without waiting for its last member. It never
+// adds a member: only Incidents whose graphs share the cause are in the
+// storm.
 const groupHint = 1
 
 // Decision is Decide's answer for one Incident.
@@ -344,25 +361,30 @@ type Decision struct {
 // Decide tells whether self joins a storm among others (the Incidents of
 // every namespace that share one of its causes), as of now. It joins the
 // cause whose members weigh most once they reach MinMembers: each
-// Incident that fired within the window and shares the cause on its graph
-// is one, and groupHint more when two of them came in one alert group
+// workload with an Incident that fired within the window and shares the
+// cause on its graph is one (however many of its alerts did), and
+// groupHint more when two workloads' Incidents came in one alert group
 // (ties go to the higher weight of the cause's kind, then by ref); one that
 // already follows the parent of another cause counts towards none but its
 // own, so no second parent opens for Incidents a storm holds. An
 // Incident with a cause too few share yet waits until Gather after it
-// fired; one with no cause, or split off a storm, never waits. Every
+// fired or, when later, after RunLore first read its causes; one with no
+// cause, or split off a storm, never waits. Every
 // member computes the same parent name, so concurrent reconciles open one
 // parent.
 func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 	if self.Split || len(self.Causes) == 0 || p.MinMembers < 2 {
 		return Decision{}
 	}
-	best, bestMembers, bestScore := "", []string(nil), 0
+	best, bestMembers, bestScore, bestWorkloads := "", []string(nil), 0, 0
 	for _, cause := range self.Causes {
 		members := []string{self.Name}
-		groups := map[string]int{}
+		// The workloads sharing the cause, and those of each alert group:
+		// several alerts about one workload count once.
+		workloads := map[string]bool{self.workload(): true}
+		groups := map[string]map[string]bool{}
 		if self.Group != "" {
-			groups[self.Group]++
+			groups[self.Group] = map[string]bool{self.workload(): true}
 		}
 		for _, o := range others {
 			if o.Name == self.Name || o.Split {
@@ -382,30 +404,41 @@ func Decide(self Member, others []Member, p Policy, now time.Time) Decision {
 			}
 			if contains(o.Causes, cause) || o.Parent == ParentName(cause) {
 				members = append(members, o.Name)
+				workloads[o.workload()] = true
 				if o.Group != "" {
-					groups[o.Group]++
+					if groups[o.Group] == nil {
+						groups[o.Group] = map[string]bool{}
+					}
+					groups[o.Group][o.workload()] = true
 				}
 			}
 		}
-		score := len(members)
-		for _, n := range groups {
-			if n >= 2 {
+		score := len(workloads)
+		for _, ws := range groups {
+			if len(ws) >= 2 {
 				score += groupHint
 				break
 			}
 		}
 		if better(cause, score, best, bestScore) {
-			best, bestMembers, bestScore = cause, members, score
+			best, bestMembers, bestScore, bestWorkloads = cause, members, score, len(workloads)
 		}
 	}
-	if len(bestMembers) >= 2 && bestScore >= p.MinMembers {
+	if bestWorkloads >= 2 && bestScore >= p.MinMembers {
 		sort.Strings(bestMembers)
 		return Decision{Cause: best, Parent: ParentName(best), Members: bestMembers}
 	}
-	if until := self.FiredAt.Add(p.Gather); now.Before(until) {
+	if until := later(self.FiredAt, self.SeenAt).Add(p.Gather); now.Before(until) {
 		return Decision{Wait: until.Sub(now)}
 	}
 	return Decision{}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // better reports whether cause a with n members beats cause b with m.

@@ -316,6 +316,46 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// An alert reaches RunLore minutes after it started firing (the rule's
+// hold, the sender's group wait): the gather counts from when RunLore first
+// read the Incident's causes, so the first of a storm to arrive waits for
+// the others instead of deciding alone at once.
+func TestDecideGathersFromWhenTheIncidentWasSeen(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}
+	node := "Node/node-a"
+	seen := t0.Add(5 * time.Minute)
+	self := Member{Name: "ns/a", FiredAt: t0, SeenAt: seen, Causes: []string{node}}
+	g := NewWithT(t)
+	g.Expect(Decide(self, nil, p, seen.Add(time.Second))).To(Equal(Decision{Wait: 29 * time.Second}), "the first to arrive waits")
+	others := []Member{{Name: "ns/b", FiredAt: t0, Causes: []string{node}}, {Name: "ns/c", FiredAt: t0, Causes: []string{node}}}
+	g.Expect(Decide(self, others, p, seen.Add(10*time.Second))).To(Equal(
+		Decision{Cause: node, Parent: ParentName(node), Members: []string{"ns/a", "ns/b", "ns/c"}}), "and joins the others when they come")
+	g.Expect(Decide(self, others[:1], p, seen.Add(31*time.Second))).To(Equal(Decision{}), "alone once the gather is over")
+}
+
+// A storm is of workloads, not of alerts: three alerts about one workload
+// on a NotReady Node are that workload's, and wait for others; the alert
+// group of one workload's alerts is no hint.
+func TestDecideCountsWorkloadsNotAlerts(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Policy{Window: 2 * time.Minute, MinMembers: 3, Gather: 30 * time.Second}
+	node := "Node/node-a"
+	m := func(name, workload, group string) Member {
+		return Member{Name: name, FiredAt: t0, Causes: []string{node}, Workload: workload, Group: group}
+	}
+	g := NewWithT(t)
+	api := []Member{m("search/a1", "Deployment/search/api", "g1"), m("search/a2", "Deployment/search/api", "g1"), m("search/a3", "Deployment/search/api", "g1")}
+	g.Expect(Decide(api[0], api[1:], p, t0)).To(Equal(Decision{Wait: 30 * time.Second}), "one workload's alerts are no storm")
+	others := append(api[1:], m("shop/c1", "Deployment/shop/cart", ""), m("pay/l1", "Deployment/pay/ledger", ""))
+	g.Expect(Decide(api[0], others, p, t0)).To(Equal(Decision{Cause: node, Parent: ParentName(node),
+		Members: []string{"pay/l1", "search/a1", "search/a2", "search/a3", "shop/c1"}}), "three workloads are")
+	g.Expect(Decide(api[0], append(api[1:], m("shop/c1", "Deployment/shop/cart", "")), p, t0)).To(Equal(Decision{Wait: 30 * time.Second}),
+		"two workloads, one group holding only one of them: no hint")
+	g.Expect(Decide(api[0], append(api[1:], m("search/i1", "Deployment/search/indexer", "g1")), p, t0)).To(Equal(Decision{Cause: node, Parent: ParentName(node),
+		Members: []string{"search/a1", "search/a2", "search/a3", "search/i1"}}), "two workloads of one group: the hint makes three")
+}
+
 // The sender's alert grouping is a hint: two Incidents of one alert group
 // sharing a failing Node reach a threshold of three without waiting for a
 // third, but a group mate whose graph shares nothing is never a member, and

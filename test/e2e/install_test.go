@@ -332,6 +332,9 @@ type operatorOptions struct {
 	webhookDir string // serving certificate directory; empty turns the webhook off
 	webhook    int
 	extra      []string
+	// files are secrets the chart mounts as files, by the flag that names
+	// the file: written on this machine and the flag pointed at them.
+	files map[string]string
 }
 
 // startOperator runs `lore serve` with the chart's args, where every path
@@ -362,6 +365,11 @@ func (c *cluster) startOperator(t *testing.T, o operatorOptions) *operator {
 		"receiver-token-file":       tokenFile,
 		"audit-log":                 filepath.Join(dir, "audit", "audit.jsonl"),
 		"cache-dir":                 filepath.Join(dir, "cache"),
+	}
+	for flag, content := range o.files {
+		path := filepath.Join(dir, flag)
+		g.Expect(os.WriteFile(path, []byte(content), 0o600)).To(Succeed())
+		override[flag] = path
 	}
 	// The test environment serves the webhook's certificate and points the
 	// webhook configuration at this machine, as cert-manager would in a

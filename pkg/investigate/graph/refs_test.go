@@ -199,6 +199,11 @@ func TestSubjectOf(t *testing.T) {
 		{"an autoscaler", incident.Request{Namespace: "web", Labels: map[string]string{"namespace": "web", "horizontalpodautoscaler": "frontend"}},
 			Subject{Kind: "HorizontalPodAutoscaler", Namespace: "web", Name: "frontend"}},
 		{"a node label", incident.Request{Labels: map[string]string{"node": "worker-a"}}, Subject{Kind: "Node", Name: "worker-a"}},
+		{"kube-state-metrics' node series, with the exporter's pod as a target label", incident.Request{Namespace: "monitoring", Labels: map[string]string{
+			"alertname": "KubeNodeNotReady", "node": "worker-a", "condition": "Ready", "status": "true", "job": "kube-state-metrics",
+			"container": "kube-state-metrics", "namespace": "monitoring", "pod": "kube-prometheus-stack-kube-state-metrics-7d9c5b8f6c-x2x9q",
+			"service": "kube-prometheus-stack-kube-state-metrics", "instance": "10.244.1.14:8080"}},
+			Subject{Kind: "Node", Name: "worker-a"}},
 		{"an ARN under an exporter's own label", incident.Request{Labels: map[string]string{"name": "arn:aws:rds:eu-west-1:123456789012:db:orders-pg", "dimension_DBInstanceIdentifier": "orders-pg"}},
 			Subject{Kind: "rds:db", Name: "orders-pg", Cloud: true}},
 	}

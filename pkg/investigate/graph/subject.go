@@ -69,6 +69,12 @@ func SubjectOf(req incident.Request) Subject {
 	} else if w != nil && identity.IsCloud(*w) && !identity.IsNode(*w) {
 		s.Kind, s.Name, s.Cloud, s.Namespace = w.Kind, w.Name, true, ""
 		return s
+	} else if w != nil && identity.IsNode(*w) && l["node"] != "" && req.Workload == "" {
+		// kube-state-metrics' node series (KubeNodeNotReady) carry the
+		// exporter's own pod and namespace as target labels: the subject
+		// is the Node, not that pod.
+		s.Kind, s.Name, s.Namespace = identity.KindNode, w.Name, ""
+		return s
 	}
 	if req.Workload == "" {
 		// Exporters spell a cloud resource's ARN under labels of their own
