@@ -249,6 +249,11 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		}
 	}
 	if len(hyps) > 0 && hyps[0].change != nil {
+		if a := holdAction(*hyps[0].change); a != nil {
+			out.SuggestedActions = AppendAction(out.SuggestedActions, *a)
+		}
+	}
+	if len(hyps) > 0 && hyps[0].change != nil {
 		// The top cause's change is not also "ruled out".
 		c := hyps[0].change
 		keep := out.RuledOut[:0]
@@ -1081,6 +1086,28 @@ func rollbackAction(c incident.Change) *runlorev1.SuggestedAction {
 		Reason:     fmt.Sprintf("revert %s in %s, the change that preceded the failure", rev, nameOr(c.Repository, c.Ref())),
 		Reversible: true, BlastRadius: runlorev1.BlastObject, Revert: ChangeReference(c),
 		State: runlorev1.ActionSuggested,
+	}
+}
+
+// holdAction suggests suspending the Flux object that applied the top
+// cause's revision: while the revert is made and reviewed, Flux stops
+// re-applying the bad revision over a hand fix, and resume undoes it. The
+// server derives its reversibility and blast radius and gates it (the
+// ActionPolicy, protected namespaces, an approver); nothing here runs it.
+func holdAction(c incident.Change) *runlorev1.SuggestedAction {
+	if c.Source != "flux" || (c.Kind != "Kustomization" && c.Kind != "HelmRelease") || c.Name == "" || c.Namespace == "" {
+		return nil
+	}
+	rev := incident.ShortRevision(c.ToRevision)
+	if rev == "" {
+		return nil
+	}
+	return &runlorev1.SuggestedAction{
+		ID: ActionID("suspend", c.Name), Op: runlorev1.OpSuspend,
+		Target: runlorev1.ObjectReference{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name},
+		Reason: fmt.Sprintf("suspend %s %s/%s so that Flux stops re-applying %s over a hand fix while it is reverted; resume it once the revert is applied",
+			c.Kind, c.Namespace, c.Name, rev),
+		Reversible: true, BlastRadius: runlorev1.BlastNamespace, State: runlorev1.ActionSuggested,
 	}
 }
 
