@@ -673,7 +673,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					aspects:      fits(symptom.ContainerConfig),
 					alone:        weightConfigErrorAlone,
 					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
-			case crashing(p, c):
+			case Crashing(p, c):
 				add(finding{class: symptom.CrashLoop, word: "CrashLoopBackOff", affected: 1, entities: wl, text: lastWordsOf(c),
 					evidence: quote("pod_status", podText, p.Ref(), nameOr(c.Reason, "CrashLoopBackOff")),
 					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, exitCodeOf(c)),
@@ -889,12 +889,12 @@ func exitCodeOf(c tools.ContainerSummary) int32 {
 	return c.LastExitCode
 }
 
-// crashing: a container the kubelet restarts after a failed exit is in a
+// Crashing: a container the kubelet restarts after a failed exit is in a
 // crash loop whatever state a read catches it in — waiting in
 // CrashLoopBackOff, or terminated with a non-zero exit code between two
 // restarts, while its pod stays Running (a Job's pod that fails is Failed,
-// and the Job rule reads it).
-func crashing(p tools.PodSummary, c tools.ContainerSummary) bool {
+// and the Job rule reads it). The verifier reads live state the same way.
+func Crashing(p tools.PodSummary, c tools.ContainerSummary) bool {
 	return c.Reason == "CrashLoopBackOff" || c.State == "terminated" && c.ExitCode != 0 && p.Phase == "Running" && c.Reason != "OOMKilled"
 }
 

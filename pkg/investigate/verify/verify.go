@@ -300,6 +300,11 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 		seen[p.Reason] = true
 		for _, c := range p.Containers {
 			seen[c.Reason], seen[c.LastReason] = true, true
+			// A crash loop read between two restarts shows the exit, not
+			// the back-off: it is still a crash loop.
+			if builtin.Crashing(p, c) {
+				seen["CrashLoopBackOff"] = true
+			}
 		}
 		for _, c := range p.Conditions {
 			seen[c.Reason] = true

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/builtin"
 	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
@@ -159,6 +160,28 @@ func TestPoisonedRecallContradictedByLiveStateIsRejected(t *testing.T) {
 	g.Expect(after.RootCauses).To(BeEmpty())
 	g.Expect(outcome.ConfidenceBefore).To(BeEquivalentTo("0.85"))
 	g.Expect(outcome.ConfidenceAfter).To(BeEquivalentTo("0"))
+}
+
+// TestCrashLoopReadBetweenRestartsIsNoContradiction: a real kubelet shows a
+// crash-looping container as terminated with its exit code between two
+// restarts, with no CrashLoopBackOff anywhere in the pod; that live state
+// does not contradict a cause naming the crash loop. An exit 0 or an OOM
+// kill read the same way is no crash loop.
+func TestCrashLoopReadBetweenRestartsIsNoContradiction(t *testing.T) {
+	g := NewWithT(t)
+	pod := func(c tools.ContainerSummary) builtin.Observations {
+		return builtin.Observations{Pods: []tools.PodSummary{{Namespace: "config", Name: "web-7f9c-abcde", Phase: "Running",
+			Containers: []tools.ContainerSummary{c}}}}
+	}
+	between := tools.ContainerSummary{Name: "app", Restarts: 2, State: "terminated", Reason: "Error", ExitCode: 1,
+		Message: "config: /etc/web/web.conf: required key port is missing", LastReason: "Error", LastExitCode: 1}
+	g.Expect(observedWords(pod(between), time.Now())).To(HaveKey("CrashLoopBackOff"))
+	done := between
+	done.ExitCode, done.Reason = 0, "Completed"
+	g.Expect(observedWords(pod(done), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
+	oom := between
+	oom.Reason, oom.ExitCode = "OOMKilled", 137
+	g.Expect(observedWords(pod(oom), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
 }
 
 type scriptedReviewer struct {
