@@ -390,6 +390,9 @@ func classifyChanges(req incident.Request, obs Observations, configs, managers m
 	var ruled []string
 	for i := range changes {
 		ch := &changes[i]
+		if at, ok := appliedBy(*ch, changes, managers, workload, onset); ok {
+			ch.At = at
+		}
 		when := ch.At.UTC().Format(time.RFC3339)
 		touches, directness, via := false, 0.0, ""
 		switch {
@@ -451,6 +454,35 @@ func classifyChanges(req incident.Request, obs Observations, configs, managers m
 		}
 	}
 	return keep, ruled
+}
+
+// recordSkew is how long after applying a revision a GitOps applier may
+// record it: Flux writes a revision into status.history when its reconcile
+// ends, after the apply and the wait for the objects' health.
+const recordSkew = 30 * time.Second
+
+// appliedBy dates a revision of the subject's GitOps manager by what it did.
+// The rollout of the subject a revision applied can show before the
+// revision's recorded time, and so can the onset it caused; the revision,
+// recorded after onset, would then be ruled out as too late to be the
+// cause. A manager's revision recorded after onset, with a rollout or
+// ConfigMap change of the subject at or before onset and at most
+// recordSkew before the recorded time, was applied no later than that
+// change: the latest such is its time.
+func appliedBy(ch incident.Change, changes []incident.Change, managers map[string]bool, workload string, onset time.Time) (time.Time, bool) {
+	if ch.Source == "kubernetes" || !managers[ch.Ref()] || !ch.At.After(onset) || workload == "" {
+		return time.Time{}, false
+	}
+	var at time.Time
+	for _, e := range changes {
+		if e.Source != "kubernetes" || e.At.After(onset) || ch.At.Sub(e.At) > recordSkew || !e.Touch(workload) {
+			continue
+		}
+		if e.At.After(at) {
+			at = e.At
+		}
+	}
+	return at, !at.IsZero()
 }
 
 // echoWindow is how close to a GitOps object's revision a Kubernetes change

@@ -135,6 +135,20 @@ func TestAnalyzeRules(t *testing.T) {
 			mustNotBlame: []string{"HelmRelease/monitoring/grafana"},
 		},
 		{
+			// Flux records a revision when its reconcile ends: the rollout it
+			// applied, and the crash it caused, can come a second before.
+			name: "a GitOps revision recorded just after the onset its own rollout caused is still the cause",
+			changes: []incident.Change{
+				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", At: onset.Add(time.Second),
+					FromRevision: "main@sha1:0000000aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ToRevision: "main@sha1:5e5e5e5aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Aspects: []string{"config"}},
+				{Source: "kubernetes", Kind: "Deployment", Namespace: "shop", Name: "api", At: onset,
+					FromRevision: "1 (api-1)", ToRevision: "2 (api-2)", Touches: []string{"Deployment/shop/api"}, Aspects: []string{"config"}},
+			},
+			obs:         Observations{Workload: apiWorkload, Pods: []tools.PodSummary{crashingPod("api-2-a", "CrashLoopBackOff", "Error", 1)}},
+			wantTop:     []string{"Kustomization/flux-system/apps", "5e5e5e5"},
+			wantVerdict: runlorev1.VerdictActionable,
+		},
+		{
 			name: "the rollout a GitOps revision caused is that revision's echo: the revision, with its commit, ranks first",
 			changes: []incident.Change{
 				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", At: onset.Add(-time.Minute),
