@@ -225,8 +225,15 @@ func (v *Verifier) check(req incident.Request, rc runlorev1.RootCause, obs *buil
 			now = v.Now()
 		}
 		seen := observedWords(*obs, now)
+		// A symptom shows under more than one word as it goes
+		// (ErrImagePull, then ImagePullBackOff): live state contradicts
+		// an entity only when nothing of its class shows.
+		classes := map[symptom.Class]bool{}
+		for w := range seen {
+			classes[symptom.OfReason(w)] = true
+		}
 		for _, e := range rc.Entities {
-			if conditionWord(e) && !seen[e] {
+			if conditionWord(e) && !seen[e] && !classes[symptom.OfReason(e)] {
 				return fmt.Sprintf("live state contradicts it: nothing shows %s now", e)
 			}
 		}

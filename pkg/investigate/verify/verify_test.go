@@ -184,6 +184,24 @@ func TestCrashLoopReadBetweenRestartsIsNoContradiction(t *testing.T) {
 	g.Expect(observedWords(pod(oom), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
 }
 
+// TestImagePullShownUnderItsOtherWordIsNoContradiction: a real kubelet
+// alternates ErrImagePull and ImagePullBackOff on the same container; a
+// cause naming one is not contradicted by a read that shows the other,
+// while a cause naming a symptom of another class is.
+func TestImagePullShownUnderItsOtherWordIsNoContradiction(t *testing.T) {
+	g := NewWithT(t)
+	obs := &builtin.Observations{Texts: map[string]string{"pod_status": "container app state=waiting reason=ImagePullBackOff"},
+		Pods: []tools.PodSummary{{Namespace: "image", Name: "web-5c9d-abcde", Phase: "Pending",
+			Containers: []tools.ContainerSummary{{Name: "app", State: "waiting", Reason: "ImagePullBackOff"}}}}}
+	cause := func(word string) runlorev1.RootCause {
+		return runlorev1.RootCause{Summary: "web cannot pull its image", Evidence: []string{"pod_status: reason=" + word},
+			Entities: []string{"Deployment/image/web", word}}
+	}
+	v := &Verifier{}
+	g.Expect(v.check(incident.Request{}, cause("ErrImagePull"), obs)).To(BeEmpty())
+	g.Expect(v.check(incident.Request{}, cause("OOMKilled"), obs)).To(ContainSubstring("nothing shows OOMKilled"))
+}
+
 type scriptedReviewer struct {
 	reviews []CauseReview
 	err     error
