@@ -1126,6 +1126,7 @@ func rollbackAction(c incident.Change) *runlorev1.SuggestedAction {
 // re-applying the bad revision over a hand fix, and resume undoes it. The
 // server derives its reversibility and blast radius and gates it (the
 // ActionPolicy, protected namespaces, an approver); nothing here runs it.
+// It carries the revision it holds as its revert reference.
 func holdAction(c incident.Change) *runlorev1.SuggestedAction {
 	if c.Source != "flux" || (c.Kind != "Kustomization" && c.Kind != "HelmRelease") || c.Name == "" || c.Namespace == "" {
 		return nil
@@ -1140,6 +1141,9 @@ func holdAction(c incident.Change) *runlorev1.SuggestedAction {
 		Reason: fmt.Sprintf("suspend %s %s/%s so that Flux stops re-applying %s over a hand fix while it is reverted; resume it once the revert is applied",
 			c.Kind, c.Namespace, c.Name, rev),
 		Reversible: true, BlastRadius: runlorev1.BlastNamespace, State: runlorev1.ActionSuggested,
+		// The revision it holds: it goes with its cause when a correction
+		// or the verifier takes that away.
+		Revert: ChangeReference(c),
 	}
 }
 

@@ -294,6 +294,7 @@ func TestChangeCausedFindingSuggestsARevert(t *testing.T) {
 	g.Expect(hold.Op).To(Equal(runlorev1.OpSuspend))
 	g.Expect(hold.Target).To(Equal(runlorev1.ObjectReference{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}))
 	g.Expect(hold.Reason).To(ContainSubstring("3f9a1c2"))
+	g.Expect(hold.Revert).To(Equal(a.Revert), "it holds the revision the rollback reverts, and goes with its cause")
 	g.Expect(f.RootCauses[0].ChangeRef.At.Time).To(Equal(onset.Add(-10 * time.Minute)))
 	g.Expect(f.RootCauses[0].Evidence[0]).To(HavePrefix("what_changed: flux Kustomization/flux-system/apps"))
 	g.Expect(f.RootCauses[0].Evidence[1]).To(HavePrefix("pod_status: "))
