@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -611,10 +612,16 @@ func registry() string {
 func clusterScript(t *testing.T, verb string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(testenv.Root(), "hack", "cluster.sh"), append([]string{verb}, args...)...)
+	// The script's progress goes to the test's stderr, or, while a story
+	// is told (make demo-cluster), into the failure it explains.
+	var progress bytes.Buffer
 	cmd.Stderr = os.Stderr
+	if storyOut {
+		cmd.Stderr = &progress
+	}
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hack/cluster.sh %s: %v", verb, err)
+		t.Fatalf("hack/cluster.sh %s: %v\n%s", verb, err, progress.String())
 	}
 	return strings.TrimSpace(string(out))
 }
