@@ -307,9 +307,10 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 		seen[p.Reason] = true
 		for _, c := range p.Containers {
 			seen[c.Reason], seen[c.LastReason] = true, true
-			// A crash loop read between two restarts shows the exit, not
-			// the back-off: it is still a crash loop.
-			if builtin.Crashing(p, c) {
+			// A crash loop read between two restarts shows the exit, or
+			// the container running again before its next one, not the
+			// back-off: it is still a crash loop.
+			if builtin.Crashing(p, c) || restartedAfterFailing(c) {
 				seen["CrashLoopBackOff"] = true
 			}
 		}
@@ -354,6 +355,13 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 	}
 	delete(seen, "")
 	return seen
+}
+
+// restartedAfterFailing: the kubelet restarted the container after a
+// failed exit (an error or an OOM kill) and it is not ready again: the
+// running phase of a crash loop, between its restart and its next exit.
+func restartedAfterFailing(c tools.ContainerSummary) bool {
+	return c.Restarts > 0 && !c.Ready && c.State == "running" && (c.LastExitCode != 0 || c.LastReason == "OOMKilled")
 }
 
 func keepActions(actions []runlorev1.SuggestedAction, droppedRevisions []string, none bool) []runlorev1.SuggestedAction {

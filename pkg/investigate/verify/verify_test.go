@@ -182,6 +182,18 @@ func TestCrashLoopReadBetweenRestartsIsNoContradiction(t *testing.T) {
 	oom := between
 	oom.Reason, oom.ExitCode = "OOMKilled", 137
 	g.Expect(observedWords(pod(oom), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
+
+	// Restarted after an OOM kill and running, not ready, until the next
+	// one: the entry that named the back-off it was read in is not
+	// contradicted, and the OOM kill shows.
+	again := tools.ContainerSummary{Name: "app", Restarts: 1, State: "running", LastReason: "OOMKilled", LastExitCode: 137}
+	seen := observedWords(pod(again), time.Now())
+	g.Expect(seen).To(HaveKey("CrashLoopBackOff"))
+	g.Expect(seen).To(HaveKey("OOMKilled"))
+	// Ready again after a restart long ago is no crash loop.
+	recovered := again
+	recovered.Ready = true
+	g.Expect(observedWords(pod(recovered), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
 }
 
 // TestImagePullShownUnderItsOtherWordIsNoContradiction: a real kubelet
