@@ -228,10 +228,7 @@ func (v *Verifier) check(req incident.Request, rc runlorev1.RootCause, obs *buil
 		// A symptom shows under more than one word as it goes
 		// (ErrImagePull, then ImagePullBackOff): live state contradicts
 		// an entity only when nothing of its class shows.
-		classes := map[symptom.Class]bool{}
-		for w := range seen {
-			classes[symptom.OfReason(w)] = true
-		}
+		classes := observedClasses(*obs, seen)
 		for _, e := range rc.Entities {
 			if conditionWord(e) && !seen[e] && !classes[symptom.OfReason(e)] {
 				return fmt.Sprintf("live state contradicts it: nothing shows %s now", e)
@@ -355,6 +352,26 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 	}
 	delete(seen, "")
 	return seen
+}
+
+// observedClasses are the symptom classes live state shows: those of the
+// words seen, and those an Event says in its message when its reason is
+// generic ("Back-off restarting failed container"), as recall's confirm
+// read reads them.
+func observedClasses(obs builtin.Observations, seen map[string]bool) map[symptom.Class]bool {
+	out := map[symptom.Class]bool{}
+	for w := range seen {
+		out[symptom.OfReason(w)] = true
+	}
+	for _, e := range obs.Events {
+		for _, c := range symptom.OfEvent(e.Reason, e.Message) {
+			if !symptom.Generic(c) {
+				out[c] = true
+			}
+		}
+	}
+	delete(out, "")
+	return out
 }
 
 // restartedAfterFailing: the kubelet restarted the container after a

@@ -214,6 +214,26 @@ func TestImagePullShownUnderItsOtherWordIsNoContradiction(t *testing.T) {
 	g.Expect(v.check(incident.Request{}, cause("OOMKilled"), obs)).To(ContainSubstring("nothing shows OOMKilled"))
 }
 
+// TestCrashLoopShownByItsBackOffEventIsNoContradiction: a recalled answer
+// names CrashLoopBackOff because recall's confirm read saw the kubelet's
+// BackOff Event; the verifier, reading the container terminated by its
+// next OOM kill a second later, sees the same Event and does not withdraw
+// it. Without the Event nothing shows the crash loop.
+func TestCrashLoopShownByItsBackOffEventIsNoContradiction(t *testing.T) {
+	g := NewWithT(t)
+	obs := &builtin.Observations{Texts: map[string]string{"pod_status": "container app state=terminated reason=OOMKilled"},
+		Pods: []tools.PodSummary{{Namespace: "memory", Name: "web-59b5-abcde", Phase: "Running",
+			Containers: []tools.ContainerSummary{{Name: "app", Restarts: 1, State: "terminated", Reason: "OOMKilled", ExitCode: 137,
+				LastReason: "OOMKilled", LastExitCode: 137}}}}}
+	cause := runlorev1.RootCause{Summary: "web is OOMKilled", Evidence: []string{"pod_status: OOMKilled"},
+		Entities: []string{"Deployment/memory/web", "OOMKilled", "CrashLoopBackOff"}}
+	v := &Verifier{}
+	g.Expect(v.check(incident.Request{}, cause, obs)).To(ContainSubstring("nothing shows CrashLoopBackOff"))
+	obs.Events = []tools.EventSummary{{Type: "Warning", Reason: "BackOff", Object: "Pod/memory/web-59b5-abcde",
+		Message: "Back-off restarting failed container app in pod web-59b5-abcde_memory(0b1c)", Count: 2}}
+	g.Expect(v.check(incident.Request{}, cause, obs)).To(BeEmpty())
+}
+
 type scriptedReviewer struct {
 	reviews []CauseReview
 	err     error
