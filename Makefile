@@ -65,6 +65,13 @@ e2e-cluster: ## Bring up a real one-node cluster (hack/cluster.sh), run real fau
 	@hack/control-plane.sh --node >/dev/null && helm="$$(hack/helm.sh)" && \
 	RUNLORE_HELM="$$helm" $(GO) test -tags cluster -count=1 -timeout 40m -run '^TestRealCluster$$' -v ./test/e2e/
 
+.PHONY: demo-cluster
+demo-cluster: ## The demo on a real one-node cluster (hack/cluster.sh, root): a fleet commit, a real OOM kill, its finding and its recall.
+	@hack/control-plane.sh --node >/dev/null && helm="$$(hack/helm.sh)" && \
+	$(GO) test -tags cluster -c -o bin/e2e-cluster.test ./test/e2e/ && \
+	cd test/e2e && trap '../../hack/cluster.sh down >/dev/null 2>&1' INT TERM && \
+	RUNLORE_HELM="$$helm" RUNLORE_CLUSTER_STORY=1 ../../bin/e2e-cluster.test -test.run '^TestRealClusterDemo$$' -test.timeout 40m
+
 .PHONY: bench
 bench: ## Run the benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -330,7 +330,8 @@ type SuggestedAction struct {
 	BlastRadius BlastRadius `json:"blastRadius,omitempty"`
 	// revert is, for a rollback, the git revert to merge (commit, repository,
 	// files); rollbacks are never executed in-cluster. A propose-fix
-	// carries the same reference to the commit it undoes.
+	// carries the same reference to the commit it undoes, and a suspend
+	// suggested for the applier of a causing revision the revision it holds.
 	// +optional
 	Revert *ChangeReference `json:"revert,omitempty"`
 	// fix is, for a propose-fix, the pull request prepared from the GitOps

@@ -214,6 +214,25 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
+// RepositoryURL is a repository's URL as a finding, a notification or a
+// catalog entry may record it: RedactURL's form without any user name over
+// HTTP(S) (a user name there is a login or a token, never part of the
+// repository's identity), and without a query or fragment, where tokens
+// also travel. An SSH login user (git@) stays: it names no secret. A
+// string that does not parse keeps only what RedactURL keeps.
+func RepositoryURL(raw string) string {
+	red := RedactURL(raw)
+	u, err := neturl.Parse(red)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return red
+	}
+	if u.Scheme == "http" || u.Scheme == "https" {
+		u.User = nil
+	}
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	return u.String()
+}
+
 // RedactText removes the credentials of rawURL from s: the URL becomes its
 // redacted form, and its password is scrubbed wherever else it appears.
 func RedactText(s, rawURL string) string {

@@ -131,6 +131,22 @@ func TestRedactURL(t *testing.T) {
 	}
 }
 
+func TestRepositoryURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://bot:ghp_s3cret@github.example/org/repo.git":          "https://github.example/org/repo.git",
+		"https://ghp_tokenonly@github.example/org/repo.git":           "https://github.example/org/repo.git",
+		"http://10.0.0.1:8080/fleet.git":                              "http://10.0.0.1:8080/fleet.git",
+		"https://github.example/org/repo.git?private_token=glpat-1#x": "https://github.example/org/repo.git",
+		"ssh://git:pw@github.example/org/repo.git":                    "ssh://git@github.example/org/repo.git",
+		"git@github.example:org/repo.git":                             "git@github.example:org/repo.git",
+		"https://u:p@[bad/repo":                                       "https://REDACTED@[bad/repo",
+	} {
+		if got := RepositoryURL(in); got != want {
+			t.Errorf("RepositoryURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // FuzzFromSecret: no Secret data panics the parser or the auth builder, and
 // no error carries a value from the Secret.
 func FuzzFromSecret(f *testing.F) {

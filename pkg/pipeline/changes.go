@@ -33,7 +33,7 @@ func convertChanges(in []whatchanged.Change) []incident.Change {
 	for _, c := range in {
 		ch := incident.Change{
 			Source: string(c.Source), Kind: c.Object.Kind, Namespace: c.Object.Namespace, Name: c.Object.Name,
-			At: c.At, FromRevision: c.FromRevision, ToRevision: c.ToRevision,
+			At: c.At, FromRevision: c.FromRevision, ToRevision: c.ToRevision, Repository: c.Repository,
 			Files: c.Files, Summary: c.Summary, Diff: c.Diff,
 			Aspects: diffAspects(c.Diff, c.Summary),
 		}

@@ -51,14 +51,16 @@ func TestConvertChanges(t *testing.T) {
 	got := convertChanges([]whatchanged.Change{{
 		Source: "flux", Object: whatchanged.ObjectRef{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"},
 		At: at, FromRevision: "main@sha1:aaa", ToRevision: "main@sha1:bbb", Files: []string{"apps/payments/api.yaml"},
-		Objects: []whatchanged.ObjectRef{{Kind: "Deployment", Namespace: "payments", Name: "api"}},
-		Diff:    "@@ -10 +10 @@\n-            memory: 512Mi\n+            memory: 128Mi\n",
+		Repository: "https://git.example.test/org/fleet.git",
+		Objects:    []whatchanged.ObjectRef{{Kind: "Deployment", Namespace: "payments", Name: "api"}},
+		Diff:       "@@ -10 +10 @@\n-            memory: 512Mi\n+            memory: 128Mi\n",
 	}})
 	g.Expect(got).To(HaveLen(1))
 	g.Expect(got[0].Touches).To(ConsistOf("Deployment/payments/api"), "a revision touches what it applies, not its applier")
 	g.Expect(got[0].Aspects).To(Equal([]string{"resources"}))
 	g.Expect(got[0].At).To(Equal(at))
 	g.Expect(got[0].ToRevision).To(Equal("main@sha1:bbb"))
+	g.Expect(got[0].Repository).To(Equal("https://git.example.test/org/fleet.git"), "the finding's changeRef names the repository")
 }
 
 // A collector that knows what a change altered without a diff (a node

@@ -127,6 +127,10 @@ type Change struct {
 	// version); empty when unknown.
 	FromRevision string `json:"fromRevision,omitempty"`
 	ToRevision   string `json:"toRevision,omitempty"`
+	// Repository is the source repository the revisions are in (a Flux
+	// GitRepository's URL), with no credentials (gitauth.RepositoryURL);
+	// empty when the source is not a git repository or was not resolved.
+	Repository string `json:"repository,omitempty"`
 	// Author and Message come from the commit or the API caller, when known.
 	Author  string `json:"author,omitempty"`
 	Message string `json:"message,omitempty"`

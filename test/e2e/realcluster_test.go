@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -38,6 +39,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -73,46 +75,16 @@ type realFault struct {
 func TestRealCluster(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	before := snapshotHost(t)
-	kubeconfig := clusterUp(t)
-	t.Cleanup(func() {
-		clusterDown(t)
-		after := snapshotHost(t)
-		if diff := before.diff(after); len(diff) > 0 {
-			t.Errorf("the cluster left the host changed:\n%s", strings.Join(diff, "\n"))
-		}
-		if procs := clusterProcesses(); len(procs) > 0 {
-			t.Errorf("cluster processes outlived hack/cluster.sh down:\n%s", strings.Join(procs, "\n"))
-		}
-	})
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	g.Expect(err).NotTo(HaveOccurred())
-	// The chart's ServiceAccount kubeconfig embeds the CA.
-	cfg.CAData, err = os.ReadFile(cfg.CAFile)
-	g.Expect(err).NotTo(HaveOccurred())
-
+	cfg, kubeconfig, admin := realCluster(t)
 	faults := []string{"memory", "image", "config", "readiness", "scheduling", "quota"}
-	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	g.Expect(err).NotTo(HaveOccurred())
-	installGitOpsCRDs(t, admin)
-	g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}})).To(Succeed())
-	repository, tag := operatorImage(t)
+	repository, tag := operatorImage(t, true)
 
 	// Every workload first runs healthy, applied by Flux from the fleet's
 	// first commit, so each fault is a commit to a working fleet, as in
 	// production.
 	fleet := startFleet(t)
-	base := fleet.commit(t, "fleet: six web services", initialFleet(faults))
-	installFlux(t, admin, fleet, faults)
-	waitApplied(t, admin, faults, base, 3*time.Minute)
-	for _, ns := range faults {
-		g.Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
-			g.Expect(d.Status.ReadyReplicas).To(Equal(int32(1)), "%s/web: %+v", ns, d.Status)
-		}, 3*time.Minute, time.Second).Should(Succeed())
-	}
+	catalog := startCatalog(t, fleet)
+	deployFleet(t, admin, fleet, "fleet: six web services", faults)
 	g.Eventually(func(g Gomega) {
 		q := &corev1.ResourceQuota{}
 		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "quota", Name: "pods"}, q)).To(Succeed())
@@ -121,22 +93,19 @@ func TestRealCluster(t *testing.T) {
 
 	// RunLore reads the fleet's diffs with the GitRepository's own
 	// credentials, which the chart lets it read by name.
-	op := helmInstall(t, cfg, kubeconfig, map[string]any{
-		"image":              map[string]any{"repository": repository, "tag": tag},
-		"receiver":           map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
-		"incidentNamespaces": faults,
-		// A short sustained-clear window, so that a real recovery closes
-		// its OutcomeRecord within the run.
-		"sustainedClear": "20s",
-		// monitoring does not exist: a namespace the cluster lacks must not
-		// fail the install, as flux-system, the default, must not where
-		// Flux is absent.
-		"rbac": map[string]any{"podLogNamespaces": []string{"flux-system", "monitoring"},
-			"secrets": []any{map[string]any{"namespace": "flux-system", "names": []string{fleetSecret}}}},
-	})
+	values := installValues(repository, tag, faults, catalog)
+	// Actions are opt-in: the chart renders the Role that lets RunLore
+	// patch the fleet's Kustomizations, and nothing else; the ActionPolicy
+	// comes once the webhook serves.
+	values["policies"] = map[string]any{"action": map[string]any{"mode": "approve", "namespaces": []string{fleetNamespace}}}
+	op := helmInstall(t, cfg, kubeconfig, values, catalogAuth())
 	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "flux-system", Name: release + "-pod-logs"}, &rbacv1.Role{})).To(Succeed(),
 		"the pod-logs Role where the namespace exists")
 	t.Logf("the receiver is reached through its Service at %s (kube-proxy)", op.receiver)
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: fleetNamespace, Name: release + "-actions"}, &rbacv1.Role{})).To(Succeed(),
+		"the execution Role in the fleet's namespace")
+	waitCatalog(t, admin)
+	allowSuspend(t, admin, "memory")
 
 	// The faults, each one commit to the fleet changing one field, pushed
 	// together and applied by Flux.
@@ -151,8 +120,7 @@ func TestRealCluster(t *testing.T) {
 		file    string // the file the finding must name
 	}
 	changes := map[string]change{
-		"memory": {message: "memory: web's memory limit to 32Mi", file: "apps/memory/web.yaml",
-			files: web("memory", func(w *fleetWeb) { w.memoryLimit = "32Mi" })},
+		"memory": {message: memoryCutMessage, file: "apps/memory/web.yaml", files: memoryCut()},
 		"image": {message: "image: web to e2e-absent", file: "apps/image/web.yaml",
 			files: web("image", func(w *fleetWeb) { w.image = registry() + "/web:e2e-absent" })},
 		"config": {message: "config: rename port to listen_port", file: "apps/config/web.conf",
@@ -175,11 +143,7 @@ func TestRealCluster(t *testing.T) {
 	t.Logf("Flux applied the six commits %s after the first", time.Since(changed).Round(time.Second))
 
 	cases := map[string]realFault{
-		"memory": {namespace: "memory", alert: "KubeContainerOOMKilled", names: []string{"OOMKilled"},
-			field: []string{"memory limit 128Mi → 32Mi"},
-			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
-				return terminatedReason(p) == "OOMKilled"
-			}},
+		"memory": memoryFault(),
 		"image": {namespace: "image", alert: "KubeContainerWaiting", names: []string{"ImagePullBackOff", "ErrImagePull"},
 			field: []string{"e2e-absent"},
 			broken: func(p *corev1.Pod, _ []corev1.Event) bool {
@@ -226,6 +190,7 @@ func TestRealCluster(t *testing.T) {
 	}
 	record := os.Getenv("RUNLORE_CLUSTER_RECORD")
 	alerts := map[string]*alert{}
+	findings := map[string]client.ObjectKey{}
 	for i, name := range faults {
 		fault := cases[name]
 		t.Run(name, func(t *testing.T) {
@@ -257,6 +222,7 @@ func TestRealCluster(t *testing.T) {
 					"investigation %s is %s at %s", inv.Name, inv.Status.Phase, inv.Status.Step)
 			}, 3*time.Minute, 250*time.Millisecond).Should(Succeed())
 			t.Logf("%s: finding %s after the commits: %s", name, time.Since(changed).Round(time.Second), statusJSON(inv))
+			findings[name] = client.ObjectKeyFromObject(inv)
 			g.Expect(inv.Status.Phase).To(Equal(runlorev1.InvestigationCompleted), "%s", statusJSON(inv))
 			g.Expect(inv.Status.Result).NotTo(BeNil())
 			g.Expect(inv.Status.Result.RootCauses).NotTo(BeEmpty(), "%s", statusJSON(inv))
@@ -276,8 +242,9 @@ func TestRealCluster(t *testing.T) {
 			g.Expect(ref).NotTo(BeNil(), "the top cause names a change: %s", statusJSON(inv))
 			g.Expect(ref.Source).To(Equal("flux"), "the top cause blames a Flux change: %s", statusJSON(inv))
 			g.Expect(ref.Object).NotTo(BeNil())
-			g.Expect(ref.Object.Kind+"/"+ref.Object.Namespace+"/"+ref.Object.Name).To(Equal("Kustomization/flux-system/"+name),
+			g.Expect(ref.Object.Kind+"/"+ref.Object.Namespace+"/"+ref.Object.Name).To(Equal("Kustomization/"+fleetNamespace+"/"+name),
 				"%s", statusJSON(inv))
+			g.Expect(ref.Repository).To(Equal(fleet.url), "the top cause names the fleet repository: %s", statusJSON(inv))
 			g.Expect(ref.ToRevision).To(Equal("main@sha1:"+commits[name]), "the top cause names the fault's commit: %s", statusJSON(inv))
 			g.Expect(ref.Files).To(ContainElement(changes[name].file), "%s", statusJSON(inv))
 			g.Expect(top.Summary).To(ContainSubstring(commits[name][:7]), "the finding names the commit")
@@ -291,27 +258,89 @@ func TestRealCluster(t *testing.T) {
 	// server saw clones from a pod address as well as source-controller's
 	// from the node's.
 	fromPod := false
-	for _, hosts := range fleet.fetchedFrom() {
+	for client, hosts := range fleet.fetchedFrom() {
 		for _, h := range hosts {
-			fromPod = fromPod || strings.HasPrefix(h, "10.213.1.")
+			fromPod = fromPod || (strings.HasPrefix(client, "fleet.git ") && strings.HasPrefix(h, "10.213.1."))
 		}
 	}
 	g.Expect(fromPod).To(BeTrue(), "RunLore's Pod fetched the fleet: %v", fleet.fetchedFrom())
 	t.Logf("the fleet was fetched by %v", fleet.fetchedFrom())
 
-	// The fix: a revert of the memory commit, applied by Flux; the pods
-	// recover for real, the alert resolves, and once it stays clear for the
-	// sustained-clear window the episode's OutcomeRecord closes as resolved.
+	// A reviewer merges the draft RunLore curated for the memory finding
+	// into the team's catalog; RunLore syncs it.
+	var learned string
+	t.Run("learn", func(t *testing.T) {
+		key, ok := findings["memory"]
+		if !ok {
+			t.Fatal("the memory fault has no finding")
+		}
+		learned = mergeDraft(t, admin, catalog, key)
+	})
+
+	// The memory finding proposed suspending the Kustomization that applied
+	// the commit; an approver approves it and RunLore suspends it for real:
+	// Flux applies the next commit everywhere but there. Resumed, Flux
+	// applies it there too. The next commit is the fix: a revert of the
+	// memory commit.
+	var rev string
+	var reverted time.Time
+	t.Run("suspend", func(t *testing.T) {
+		g := NewWithT(t)
+		key, ok := findings["memory"]
+		if !ok {
+			t.Fatal("the memory fault has no finding")
+		}
+		id := "suspend-memory"
+		inv := waitAction(t, admin, key, id, runlorev1.ActionPendingApproval)
+		a := action(inv, id)
+		g.Expect(a.Target).To(Equal(runlorev1.ObjectReference{Kind: "Kustomization", Namespace: fleetNamespace, Name: "memory"}))
+		g.Expect(a.Reversible).To(BeTrue())
+		g.Expect(a.Mode).To(Equal(runlorev1.ActionModeApprove))
+		// The revert is suggested, never run: the finding names the
+		// repository and the commit to revert.
+		rollback := action(inv, "rollback-"+commits["memory"][:7])
+		g.Expect(rollback).NotTo(BeNil(), "%s", statusJSON(inv))
+		g.Expect(rollback.State).To(Equal(runlorev1.ActionSuggested), rollback.StateReason)
+		g.Expect(rollback.Revert.Repository).To(Equal(fleet.url))
+		g.Expect(kustomization(g, admin, "memory").Spec.Suspend).To(BeFalse(), "nothing runs before the approval")
+
+		approved := time.Now()
+		approve(t, admin, key, id)
+		inv = waitAction(t, admin, key, id, runlorev1.ActionExecuted)
+		g.Expect(action(inv, id).DecidedBy).To(Equal(approver))
+		ks := kustomization(g, admin, "memory")
+		g.Expect(ks.Spec.Suspend).To(BeTrue(), "RunLore suspended the Kustomization")
+		t.Logf("suspend: approved by %s and executed %s after the approval: %s", approver,
+			time.Since(approved).Round(time.Second), action(inv, id).StateReason)
+
+		// Flux holds the suspended Kustomization at its revision while it
+		// applies the revert everywhere else.
+		reverted = time.Now()
+		rev = fleet.revert(t, commits["memory"])
+		requestReconcile(t, admin)
+		waitApplied(t, admin, others(faults, "memory"), rev, 3*time.Minute)
+		ks = kustomization(g, admin, "memory")
+		g.Expect(ks.Status.LastAppliedRevision).To(Equal("main@sha1:"+head), "Flux applies nothing to a suspended Kustomization")
+		t.Logf("suspend: Flux applied %s to the five other Kustomizations and held memory at %s", rev[:7], head[:7])
+
+		// Resumed as `flux resume kustomization` does, it applies the revert.
+		resumeKustomization(t, admin, "memory")
+		waitApplied(t, admin, []string{"memory"}, rev, 3*time.Minute)
+		t.Logf("suspend: resumed, Flux applied %s to memory %s after the push", rev[:7], time.Since(reverted).Round(time.Second))
+	})
+
+	// The fix, applied by Flux: the pods recover for real, the alert
+	// resolves, and once it stays clear for the sustained-clear window the
+	// episode's OutcomeRecord closes as resolved.
 	t.Run("revert", func(t *testing.T) {
 		g := NewWithT(t)
 		a := alerts["memory"]
 		if a == nil {
 			t.Fatal("the memory fault's alert was never posted")
 		}
-		reverted := time.Now()
-		rev := fleet.revert(t, commits["memory"])
-		requestReconcile(t, admin)
-		waitApplied(t, admin, []string{"memory"}, rev, 3*time.Minute)
+		if rev == "" {
+			t.Fatal("the revert was not pushed")
+		}
 		g.Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
 			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "memory", Name: "web"}, d)).To(Succeed())
@@ -346,6 +375,113 @@ func TestRealCluster(t *testing.T) {
 		}, 3*time.Minute, time.Second).Should(Succeed())
 		t.Logf("revert: the OutcomeRecord closed as resolved %s after the revert", time.Since(reverted).Round(time.Second))
 	})
+
+	// The same fault again, a new commit cutting the limit: recall answers
+	// it from the entry merged above.
+	t.Run("recall", func(t *testing.T) {
+		if learned == "" {
+			t.Fatal("no draft was merged into the catalog")
+		}
+		again := time.Now()
+		c := fleet.commit(t, memoryCutMessage+" again", memoryCut())
+		requestReconcile(t, admin)
+		waitApplied(t, admin, []string{"memory"}, c, 3*time.Minute)
+		_, inv := raise(t, admin, op, cases["memory"], fmt.Sprintf("%08x%08x", len(faults)+1, again.Unix()&0xffffffff))
+		checkRecalled(t, admin, inv, learned)
+		t.Logf("recall: the repeat (%s) answered by recall of %s %s after the commit, confidence %s: %s", c[:7], learned,
+			time.Since(again).Round(time.Second), inv.Status.Recall.Confidence, inv.Status.Result.RootCauses[0].Summary)
+	})
+}
+
+// realCluster brings the cluster up, with Flux, and returns the
+// administrator's config, kubeconfig and client. When the test ends it takes
+// the cluster down and fails if anything of it is left on the host.
+func realCluster(t *testing.T) (*rest.Config, string, client.Client) {
+	t.Helper()
+	g := NewWithT(t)
+	before := snapshotHost(t)
+	kubeconfig := clusterUp(t)
+	t.Cleanup(func() {
+		clusterDown(t)
+		after := snapshotHost(t)
+		if diff := before.diff(after); len(diff) > 0 {
+			t.Errorf("the cluster left the host changed:\n%s", strings.Join(diff, "\n"))
+		}
+		if procs := clusterProcesses(); len(procs) > 0 {
+			t.Errorf("cluster processes outlived hack/cluster.sh down:\n%s", strings.Join(procs, "\n"))
+		}
+	})
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	g.Expect(err).NotTo(HaveOccurred())
+	// The chart's ServiceAccount kubeconfig embeds the CA.
+	cfg.CAData, err = os.ReadFile(cfg.CAFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	installGitOpsCRDs(t, admin)
+	g.Expect(admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}})).To(Succeed())
+	return cfg, kubeconfig, admin
+}
+
+// deployFleet commits the fleet's first commit, points Flux at it and
+// waits until every application's Deployment is Ready; it returns the
+// commit.
+func deployFleet(t *testing.T, admin client.Client, fleet *fleetServer, message string, faults []string) string {
+	t.Helper()
+	g := NewWithT(t)
+	base := fleet.commit(t, message, initialFleet(faults))
+	installFlux(t, admin, fleet, faults)
+	waitApplied(t, admin, faults, base, 3*time.Minute)
+	for _, ns := range faults {
+		g.Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(admin.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			g.Expect(d.Status.ReadyReplicas).To(Equal(int32(1)), "%s/web: %+v", ns, d.Status)
+		}, 3*time.Minute, time.Second).Should(Succeed())
+	}
+	return base
+}
+
+// installValues are the chart values RunLore is installed with: the image,
+// the receiver's token Secret, the fault namespaces, the fleet's Secret and
+// the team's catalog.
+func installValues(repository, tag string, faults []string, catalog *fleetServer) map[string]any {
+	return map[string]any{
+		"image":              map[string]any{"repository": repository, "tag": tag},
+		"receiver":           map[string]any{"token": map[string]any{"existingSecret": "runlore-receiver"}},
+		"incidentNamespaces": faults,
+		// A short sustained-clear window, so that a real recovery closes
+		// its OutcomeRecord within the run.
+		"sustainedClear": "20s",
+		// monitoring does not exist: a namespace the cluster lacks must not
+		// fail the install, as flux-system, the default, must not where
+		// Flux is absent. RunLore reads the fleet's diffs with the
+		// GitRepository's own credentials, which the chart lets it read by
+		// name.
+		"rbac": map[string]any{"podLogNamespaces": []string{"flux-system", "monitoring"},
+			"secrets": []any{map[string]any{"namespace": "flux-system", "names": []string{fleetSecret}}}},
+		// The team's catalog, which reviewed drafts are merged into.
+		"catalog": catalogValues(catalog),
+	}
+}
+
+// memoryCutMessage and memoryCut are the memory fault's commit: the web
+// service holds 48 MiB, and its limit goes from 128Mi to 32Mi.
+const memoryCutMessage = "memory: web's memory limit to 32Mi"
+
+func memoryCut() map[string]string {
+	w := defaultWeb("memory")
+	w.memoryLimit = "32Mi"
+	return map[string]string{"apps/memory/web.yaml": w.manifest()}
+}
+
+// memoryFault is a real OOM kill: the terminated reason and exit 137.
+func memoryFault() realFault {
+	return realFault{namespace: "memory", alert: "KubeContainerOOMKilled", names: []string{"OOMKilled"},
+		field: []string{"memory limit 128Mi → 32Mi"},
+		broken: func(p *corev1.Pod, _ []corev1.Event) bool {
+			return terminatedReason(p) == "OOMKilled"
+		}}
 }
 
 func containsAny(text string, words []string) bool {
@@ -476,10 +612,16 @@ func registry() string {
 func clusterScript(t *testing.T, verb string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(testenv.Root(), "hack", "cluster.sh"), append([]string{verb}, args...)...)
+	// The script's progress goes to the test's stderr, or, while a story
+	// is told (make demo-cluster), into the failure it explains.
+	var progress bytes.Buffer
 	cmd.Stderr = os.Stderr
+	if storyOut {
+		cmd.Stderr = &progress
+	}
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hack/cluster.sh %s: %v", verb, err)
+		t.Fatalf("hack/cluster.sh %s: %v\n%s", verb, err, progress.String())
 	}
 	return strings.TrimSpace(string(out))
 }

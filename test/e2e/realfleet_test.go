@@ -54,17 +54,24 @@ const (
 	fleetUser     = "fleet-reader"
 	fleetPassword = "e2e-fleet-password"
 	fleetSecret   = "fleet-auth"
+	// fleetNamespace holds the applications' Kustomizations, as a fleet
+	// that gives its tenants' Kustomizations a namespace of their own lays
+	// them out; the GitRepository stays in flux-system. RunLore never acts
+	// on flux-system, so an action on a Kustomization needs one elsewhere.
+	fleetNamespace = "fleet"
 )
 
 type fleetServer struct {
 	root string // holds fleet.git
 	work string // the working clone commits are made in
 	url  string // the repository's URL as Flux and RunLore reach it
+	base string // the server's URL
 	srv  *http.Server
 
-	mu sync.Mutex
-	// clients are the remote addresses that fetched the repository, by
-	// User-Agent.
+	// mu guards clients, shared by the repositories one server serves.
+	mu *sync.Mutex
+	// clients are the remote addresses that fetched a repository, by
+	// "<repository>.git <User-Agent>".
 	clients map[string]map[string]bool
 }
 
@@ -79,14 +86,11 @@ func nodeIP() string {
 func startFleet(t *testing.T) *fleetServer {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fleetServer{root: filepath.Join(dir, "srv"), work: filepath.Join(dir, "work"), clients: map[string]map[string]bool{}}
-	bare := filepath.Join(f.root, "fleet.git")
+	f := &fleetServer{root: filepath.Join(dir, "srv"), work: filepath.Join(dir, "work"), mu: &sync.Mutex{}, clients: map[string]map[string]bool{}}
 	if err := os.MkdirAll(f.root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f.git(t, "", "init", "-q", "--bare", "-b", "main", bare)
-	f.git(t, "", "init", "-q", "-b", "main", f.work)
-	f.git(t, f.work, "remote", "add", "origin", bare)
+	f.initRepository(t, "fleet")
 
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
@@ -103,6 +107,7 @@ func startFleet(t *testing.T) *fleetServer {
 		t.Fatalf("the fleet server cannot listen on the node address: %v", err)
 	}
 	f.url = fmt.Sprintf("http://%s/fleet.git", ln.Addr().String())
+	f.base = "http://" + ln.Addr().String()
 	f.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, ok := r.BasicAuth()
 		if !ok || user != fleetUser || pass != fleetPassword {
@@ -117,11 +122,13 @@ func startFleet(t *testing.T) *fleetServer {
 		}
 		if strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
 			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			repo, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+			key := repo + " " + r.UserAgent()
 			f.mu.Lock()
-			if f.clients[r.UserAgent()] == nil {
-				f.clients[r.UserAgent()] = map[string]bool{}
+			if f.clients[key] == nil {
+				f.clients[key] = map[string]bool{}
 			}
-			f.clients[r.UserAgent()][host] = true
+			f.clients[key][host] = true
 			f.mu.Unlock()
 		}
 		backend.ServeHTTP(w, r)
@@ -137,6 +144,26 @@ func startFleet(t *testing.T) *fleetServer {
 		_ = f.srv.Shutdown(ctx)
 	})
 	return f
+}
+
+// initRepository makes the bare repository name.git under the server's
+// root and a working clone of it in f.work.
+func (f *fleetServer) initRepository(t *testing.T, name string) {
+	t.Helper()
+	bare := filepath.Join(f.root, name+".git")
+	f.git(t, "", "init", "-q", "--bare", "-b", "main", bare)
+	f.git(t, "", "init", "-q", "-b", "main", f.work)
+	f.git(t, f.work, "remote", "add", "origin", bare)
+}
+
+// repository serves another repository, name.git, from the same server,
+// behind the same credentials: a catalog beside the fleet, as on one forge.
+func (f *fleetServer) repository(t *testing.T, name string) *fleetServer {
+	t.Helper()
+	r := &fleetServer{root: f.root, work: filepath.Join(t.TempDir(), name), url: f.base + "/" + name + ".git", base: f.base,
+		srv: f.srv, mu: f.mu, clients: f.clients}
+	r.initRepository(t, name)
+	return r
 }
 
 // git runs git in dir with a fixed identity and no user or system config.
@@ -190,7 +217,8 @@ func (f *fleetServer) revert(t *testing.T, commit string) string {
 	return f.git(t, f.work, "rev-parse", "HEAD")
 }
 
-// fetchedFrom reports the remote addresses that fetched the repository.
+// fetchedFrom reports the remote addresses that fetched each repository,
+// by "<repository>.git <User-Agent>".
 func (f *fleetServer) fetchedFrom() map[string][]string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -327,13 +355,15 @@ spec:
 	return files
 }
 
-// installFlux points Flux at the fleet: the basic-auth Secret, one
-// GitRepository and one Kustomization per fault namespace (./apps/<ns>),
-// as a fleet of one Kustomization per application is laid out.
+// installFlux points Flux at the fleet: the basic-auth Secret and one
+// GitRepository in flux-system, and one Kustomization per fault namespace
+// (./apps/<ns>) in fleetNamespace, as a fleet of one Kustomization per
+// application is laid out.
 func installFlux(t *testing.T, c client.Client, f *fleetServer, faults []string) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
+	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNamespace}})).To(Succeed())
 	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fleetSecret, Namespace: "flux-system"},
 		StringData: map[string]string{"username": fleetUser, "password": fleetPassword}})).To(Succeed())
 	g.Expect(c.Create(ctx, &sourcev1.GitRepository{
@@ -346,10 +376,10 @@ func installFlux(t *testing.T, c client.Client, f *fleetServer, faults []string)
 	})).To(Succeed())
 	for _, ns := range faults {
 		g.Expect(c.Create(ctx, &kustomizev1.Kustomization{
-			ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: "flux-system"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: fleetNamespace},
 			Spec: kustomizev1.KustomizationSpec{
 				Interval: metav1.Duration{Duration: time.Minute}, Path: "./apps/" + ns, Prune: true,
-				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet"},
+				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet", Namespace: "flux-system"},
 			},
 		})).To(Succeed())
 	}
@@ -377,7 +407,7 @@ func waitApplied(t *testing.T, c client.Client, faults []string, commit string, 
 	for _, ns := range faults {
 		g.Eventually(func(g Gomega) {
 			ks := &kustomizev1.Kustomization{}
-			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: "flux-system", Name: ns}, ks)).To(Succeed())
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: fleetNamespace, Name: ns}, ks)).To(Succeed())
 			g.Expect(ks.Status.LastAppliedRevision).To(Equal("main@sha1:"+commit), "Kustomization %s: %+v", ns, ks.Status.Conditions)
 		}, within, 500*time.Millisecond).Should(Succeed())
 	}

@@ -249,6 +249,11 @@ func Analyze(req incident.Request, obs Observations, now time.Time, window time.
 		}
 	}
 	if len(hyps) > 0 && hyps[0].change != nil {
+		if a := holdAction(*hyps[0].change); a != nil {
+			out.SuggestedActions = AppendAction(out.SuggestedActions, *a)
+		}
+	}
+	if len(hyps) > 0 && hyps[0].change != nil {
 		// The top cause's change is not also "ruled out".
 		c := hyps[0].change
 		keep := out.RuledOut[:0]
@@ -385,6 +390,9 @@ func classifyChanges(req incident.Request, obs Observations, configs, managers m
 	var ruled []string
 	for i := range changes {
 		ch := &changes[i]
+		if at, ok := appliedBy(*ch, changes, managers, workload, onset); ok {
+			ch.At = at
+		}
 		when := ch.At.UTC().Format(time.RFC3339)
 		touches, directness, via := false, 0.0, ""
 		switch {
@@ -446,6 +454,35 @@ func classifyChanges(req incident.Request, obs Observations, configs, managers m
 		}
 	}
 	return keep, ruled
+}
+
+// recordSkew is how long after applying a revision a GitOps applier may
+// record it: Flux writes a revision into status.history when its reconcile
+// ends, after the apply and the wait for the objects' health.
+const recordSkew = 30 * time.Second
+
+// appliedBy dates a revision of the subject's GitOps manager by what it did.
+// The rollout of the subject a revision applied can show before the
+// revision's recorded time, and so can the onset it caused; the revision,
+// recorded after onset, would then be ruled out as too late to be the
+// cause. A manager's revision recorded after onset, with a rollout or
+// ConfigMap change of the subject at or before onset and at most
+// recordSkew before the recorded time, was applied no later than that
+// change: the latest such is its time.
+func appliedBy(ch incident.Change, changes []incident.Change, managers map[string]bool, workload string, onset time.Time) (time.Time, bool) {
+	if ch.Source == "kubernetes" || !managers[ch.Ref()] || !ch.At.After(onset) || workload == "" {
+		return time.Time{}, false
+	}
+	var at time.Time
+	for _, e := range changes {
+		if e.Source != "kubernetes" || e.At.After(onset) || ch.At.Sub(e.At) > recordSkew || !e.Touch(workload) {
+			continue
+		}
+		if e.At.After(at) {
+			at = e.At
+		}
+	}
+	return at, !at.IsZero()
 }
 
 // echoWindow is how close to a GitOps object's revision a Kubernetes change
@@ -668,7 +705,7 @@ func detect(req incident.Request, obs Observations, now time.Time) []finding {
 					aspects:      fits(symptom.ContainerConfig),
 					alone:        weightConfigErrorAlone,
 					aloneSummary: fmt.Sprintf("%s cannot start its containers: %s", nameOr(workload, p.Ref()), c.Message)})
-			case crashing(p, c):
+			case Crashing(p, c):
 				add(finding{class: symptom.CrashLoop, word: "CrashLoopBackOff", affected: 1, entities: wl, text: lastWordsOf(c),
 					evidence: quote("pod_status", podText, p.Ref(), nameOr(c.Reason, "CrashLoopBackOff")),
 					detail:   fmt.Sprintf("container %s crash-loops (last exit code %d)", c.Name, exitCodeOf(c)),
@@ -884,12 +921,12 @@ func exitCodeOf(c tools.ContainerSummary) int32 {
 	return c.LastExitCode
 }
 
-// crashing: a container the kubelet restarts after a failed exit is in a
+// Crashing: a container the kubelet restarts after a failed exit is in a
 // crash loop whatever state a read catches it in — waiting in
 // CrashLoopBackOff, or terminated with a non-zero exit code between two
 // restarts, while its pod stays Running (a Job's pod that fails is Failed,
-// and the Job rule reads it).
-func crashing(p tools.PodSummary, c tools.ContainerSummary) bool {
+// and the Job rule reads it). The verifier reads live state the same way.
+func Crashing(p tools.PodSummary, c tools.ContainerSummary) bool {
 	return c.Reason == "CrashLoopBackOff" || c.State == "terminated" && c.ExitCode != 0 && p.Phase == "Running" && c.Reason != "OOMKilled"
 }
 
@@ -1081,6 +1118,32 @@ func rollbackAction(c incident.Change) *runlorev1.SuggestedAction {
 		Reason:     fmt.Sprintf("revert %s in %s, the change that preceded the failure", rev, nameOr(c.Repository, c.Ref())),
 		Reversible: true, BlastRadius: runlorev1.BlastObject, Revert: ChangeReference(c),
 		State: runlorev1.ActionSuggested,
+	}
+}
+
+// holdAction suggests suspending the Flux object that applied the top
+// cause's revision: while the revert is made and reviewed, Flux stops
+// re-applying the bad revision over a hand fix, and resume undoes it. The
+// server derives its reversibility and blast radius and gates it (the
+// ActionPolicy, protected namespaces, an approver); nothing here runs it.
+// It carries the revision it holds as its revert reference.
+func holdAction(c incident.Change) *runlorev1.SuggestedAction {
+	if c.Source != "flux" || (c.Kind != "Kustomization" && c.Kind != "HelmRelease") || c.Name == "" || c.Namespace == "" {
+		return nil
+	}
+	rev := incident.ShortRevision(c.ToRevision)
+	if rev == "" {
+		return nil
+	}
+	return &runlorev1.SuggestedAction{
+		ID: ActionID("suspend", c.Name), Op: runlorev1.OpSuspend,
+		Target: runlorev1.ObjectReference{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name},
+		Reason: fmt.Sprintf("suspend %s %s/%s so that Flux stops re-applying %s over a hand fix while it is reverted; resume it once the revert is applied",
+			c.Kind, c.Namespace, c.Name, rev),
+		Reversible: true, BlastRadius: runlorev1.BlastNamespace, State: runlorev1.ActionSuggested,
+		// The revision it holds: it goes with its cause when a correction
+		// or the verifier takes that away.
+		Revert: ChangeReference(c),
 	}
 }
 

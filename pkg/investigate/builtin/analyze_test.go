@@ -135,6 +135,20 @@ func TestAnalyzeRules(t *testing.T) {
 			mustNotBlame: []string{"HelmRelease/monitoring/grafana"},
 		},
 		{
+			// Flux records a revision when its reconcile ends: the rollout it
+			// applied, and the crash it caused, can come a second before.
+			name: "a GitOps revision recorded just after the onset its own rollout caused is still the cause",
+			changes: []incident.Change{
+				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", At: onset.Add(time.Second),
+					FromRevision: "main@sha1:0000000aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ToRevision: "main@sha1:5e5e5e5aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Aspects: []string{"config"}},
+				{Source: "kubernetes", Kind: "Deployment", Namespace: "shop", Name: "api", At: onset,
+					FromRevision: "1 (api-1)", ToRevision: "2 (api-2)", Touches: []string{"Deployment/shop/api"}, Aspects: []string{"config"}},
+			},
+			obs:         Observations{Workload: apiWorkload, Pods: []tools.PodSummary{crashingPod("api-2-a", "CrashLoopBackOff", "Error", 1)}},
+			wantTop:     []string{"Kustomization/flux-system/apps", "5e5e5e5"},
+			wantVerdict: runlorev1.VerdictActionable,
+		},
+		{
 			name: "the rollout a GitOps revision caused is that revision's echo: the revision, with its commit, ranks first",
 			changes: []incident.Change{
 				{Source: "flux", Kind: "Kustomization", Namespace: "flux-system", Name: "apps", At: onset.Add(-time.Minute),
@@ -269,14 +283,39 @@ func TestChangeCausedFindingSuggestsARevert(t *testing.T) {
 	req := incident.Request{Namespace: "shop", Workload: "api", Start: onset,
 		Changes: []incident.Change{change("Kustomization", "flux-system", "apps", onset.Add(-10*time.Minute), "3f9a1c2b7d8e9f0a1b2c3d4e5f60718293a4b5c6", "resources")}}
 	f := Analyze(req, withTexts(Observations{Workload: apiWorkload, Pods: []tools.PodSummary{crashingPod("a", "CrashLoopBackOff", "OOMKilled", 137)}}), onset, 0)
-	g.Expect(f.SuggestedActions).To(HaveLen(1))
+	g.Expect(f.SuggestedActions).To(HaveLen(2))
 	a := f.SuggestedActions[0]
 	g.Expect(a.ID).To(Equal("rollback-3f9a1c2"))
 	g.Expect(a.Op).To(Equal(runlorev1.OpRollback))
 	g.Expect(a.Revert.ToRevision).To(HaveSuffix("3f9a1c2b7d8e9f0a1b2c3d4e5f60718293a4b5c6"))
+	// The Kustomization that applied it is held while the revert is made.
+	hold := f.SuggestedActions[1]
+	g.Expect(hold.ID).To(Equal("suspend-apps"))
+	g.Expect(hold.Op).To(Equal(runlorev1.OpSuspend))
+	g.Expect(hold.Target).To(Equal(runlorev1.ObjectReference{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"}))
+	g.Expect(hold.Reason).To(ContainSubstring("3f9a1c2"))
+	g.Expect(hold.Revert).To(Equal(a.Revert), "it holds the revision the rollback reverts, and goes with its cause")
 	g.Expect(f.RootCauses[0].ChangeRef.At.Time).To(Equal(onset.Add(-10 * time.Minute)))
 	g.Expect(f.RootCauses[0].Evidence[0]).To(HavePrefix("what_changed: flux Kustomization/flux-system/apps"))
 	g.Expect(f.RootCauses[0].Evidence[1]).To(HavePrefix("pod_status: "))
+}
+
+// TestHoldActionOnlyForFluxAppliers: the suspend is suggested for the Flux
+// object that applied a revision, never for what Flux cannot suspend.
+func TestHoldActionOnlyForFluxAppliers(t *testing.T) {
+	g := NewWithT(t)
+	at := onset.Add(-10 * time.Minute)
+	rev := "3f9a1c2b7d8e9f0a1b2c3d4e5f60718293a4b5c6"
+	g.Expect(holdAction(change("HelmRelease", "shop", "api", at, rev, "chart"))).NotTo(BeNil())
+	argo := change("Application", "argocd", "shop", at, rev, "resources")
+	argo.Source = "argocd"
+	g.Expect(holdAction(argo)).To(BeNil(), "Argo CD is not Flux")
+	rollout := change("Deployment", "shop", "api", at, "7", "resources")
+	rollout.Source = "kubernetes"
+	g.Expect(holdAction(rollout)).To(BeNil(), "a rollout has no applier to suspend")
+	unknown := change("Kustomization", "flux-system", "apps", at, rev, "resources")
+	unknown.ToRevision = ""
+	g.Expect(holdAction(unknown)).To(BeNil(), "no revision, nothing to hold")
 }
 
 func TestFormatConfidence(t *testing.T) {

@@ -225,8 +225,12 @@ func (v *Verifier) check(req incident.Request, rc runlorev1.RootCause, obs *buil
 			now = v.Now()
 		}
 		seen := observedWords(*obs, now)
+		// A symptom shows under more than one word as it goes
+		// (ErrImagePull, then ImagePullBackOff): live state contradicts
+		// an entity only when nothing of its class shows.
+		classes := observedClasses(*obs, seen)
 		for _, e := range rc.Entities {
-			if conditionWord(e) && !seen[e] {
+			if conditionWord(e) && !seen[e] && !classes[symptom.OfReason(e)] {
 				return fmt.Sprintf("live state contradicts it: nothing shows %s now", e)
 			}
 		}
@@ -300,6 +304,12 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 		seen[p.Reason] = true
 		for _, c := range p.Containers {
 			seen[c.Reason], seen[c.LastReason] = true, true
+			// A crash loop read between two restarts shows the exit, or
+			// the container running again before its next one, not the
+			// back-off: it is still a crash loop.
+			if builtin.Crashing(p, c) || restartedAfterFailing(c) {
+				seen["CrashLoopBackOff"] = true
+			}
 		}
 		for _, c := range p.Conditions {
 			seen[c.Reason] = true
@@ -342,6 +352,33 @@ func observedWords(obs builtin.Observations, now time.Time) map[string]bool {
 	}
 	delete(seen, "")
 	return seen
+}
+
+// observedClasses are the symptom classes live state shows: those of the
+// words seen, and those an Event says in its message when its reason is
+// generic ("Back-off restarting failed container"), as recall's confirm
+// read reads them.
+func observedClasses(obs builtin.Observations, seen map[string]bool) map[symptom.Class]bool {
+	out := map[symptom.Class]bool{}
+	for w := range seen {
+		out[symptom.OfReason(w)] = true
+	}
+	for _, e := range obs.Events {
+		for _, c := range symptom.OfEvent(e.Reason, e.Message) {
+			if !symptom.Generic(c) {
+				out[c] = true
+			}
+		}
+	}
+	delete(out, "")
+	return out
+}
+
+// restartedAfterFailing: the kubelet restarted the container after a
+// failed exit (an error or an OOM kill) and it is not ready again: the
+// running phase of a crash loop, between its restart and its next exit.
+func restartedAfterFailing(c tools.ContainerSummary) bool {
+	return c.Restarts > 0 && !c.Ready && c.State == "running" && (c.LastExitCode != 0 || c.LastReason == "OOMKilled")
 }
 
 func keepActions(actions []runlorev1.SuggestedAction, droppedRevisions []string, none bool) []runlorev1.SuggestedAction {

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	runlorev1 "github.com/runlore/runlore/api/v1alpha1"
+	"github.com/runlore/runlore/pkg/investigate/builtin"
 	"github.com/runlore/runlore/pkg/investigate/clusterstate"
 	"github.com/runlore/runlore/pkg/investigate/incident"
 	"github.com/runlore/runlore/pkg/investigate/tools"
@@ -159,6 +160,78 @@ func TestPoisonedRecallContradictedByLiveStateIsRejected(t *testing.T) {
 	g.Expect(after.RootCauses).To(BeEmpty())
 	g.Expect(outcome.ConfidenceBefore).To(BeEquivalentTo("0.85"))
 	g.Expect(outcome.ConfidenceAfter).To(BeEquivalentTo("0"))
+}
+
+// TestCrashLoopReadBetweenRestartsIsNoContradiction: a real kubelet shows a
+// crash-looping container as terminated with its exit code between two
+// restarts, with no CrashLoopBackOff anywhere in the pod; that live state
+// does not contradict a cause naming the crash loop. An exit 0 or an OOM
+// kill read the same way is no crash loop.
+func TestCrashLoopReadBetweenRestartsIsNoContradiction(t *testing.T) {
+	g := NewWithT(t)
+	pod := func(c tools.ContainerSummary) builtin.Observations {
+		return builtin.Observations{Pods: []tools.PodSummary{{Namespace: "config", Name: "web-7f9c-abcde", Phase: "Running",
+			Containers: []tools.ContainerSummary{c}}}}
+	}
+	between := tools.ContainerSummary{Name: "app", Restarts: 2, State: "terminated", Reason: "Error", ExitCode: 1,
+		Message: "config: /etc/web/web.conf: required key port is missing", LastReason: "Error", LastExitCode: 1}
+	g.Expect(observedWords(pod(between), time.Now())).To(HaveKey("CrashLoopBackOff"))
+	done := between
+	done.ExitCode, done.Reason = 0, "Completed"
+	g.Expect(observedWords(pod(done), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
+	oom := between
+	oom.Reason, oom.ExitCode = "OOMKilled", 137
+	g.Expect(observedWords(pod(oom), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
+
+	// Restarted after an OOM kill and running, not ready, until the next
+	// one: the entry that named the back-off it was read in is not
+	// contradicted, and the OOM kill shows.
+	again := tools.ContainerSummary{Name: "app", Restarts: 1, State: "running", LastReason: "OOMKilled", LastExitCode: 137}
+	seen := observedWords(pod(again), time.Now())
+	g.Expect(seen).To(HaveKey("CrashLoopBackOff"))
+	g.Expect(seen).To(HaveKey("OOMKilled"))
+	// Ready again after a restart long ago is no crash loop.
+	recovered := again
+	recovered.Ready = true
+	g.Expect(observedWords(pod(recovered), time.Now())).NotTo(HaveKey("CrashLoopBackOff"))
+}
+
+// TestImagePullShownUnderItsOtherWordIsNoContradiction: a real kubelet
+// alternates ErrImagePull and ImagePullBackOff on the same container; a
+// cause naming one is not contradicted by a read that shows the other,
+// while a cause naming a symptom of another class is.
+func TestImagePullShownUnderItsOtherWordIsNoContradiction(t *testing.T) {
+	g := NewWithT(t)
+	obs := &builtin.Observations{Texts: map[string]string{"pod_status": "container app state=waiting reason=ImagePullBackOff"},
+		Pods: []tools.PodSummary{{Namespace: "image", Name: "web-5c9d-abcde", Phase: "Pending",
+			Containers: []tools.ContainerSummary{{Name: "app", State: "waiting", Reason: "ImagePullBackOff"}}}}}
+	cause := func(word string) runlorev1.RootCause {
+		return runlorev1.RootCause{Summary: "web cannot pull its image", Evidence: []string{"pod_status: reason=" + word},
+			Entities: []string{"Deployment/image/web", word}}
+	}
+	v := &Verifier{}
+	g.Expect(v.check(incident.Request{}, cause("ErrImagePull"), obs)).To(BeEmpty())
+	g.Expect(v.check(incident.Request{}, cause("OOMKilled"), obs)).To(ContainSubstring("nothing shows OOMKilled"))
+}
+
+// TestCrashLoopShownByItsBackOffEventIsNoContradiction: a recalled answer
+// names CrashLoopBackOff because recall's confirm read saw the kubelet's
+// BackOff Event; the verifier, reading the container terminated by its
+// next OOM kill a second later, sees the same Event and does not withdraw
+// it. Without the Event nothing shows the crash loop.
+func TestCrashLoopShownByItsBackOffEventIsNoContradiction(t *testing.T) {
+	g := NewWithT(t)
+	obs := &builtin.Observations{Texts: map[string]string{"pod_status": "container app state=terminated reason=OOMKilled"},
+		Pods: []tools.PodSummary{{Namespace: "memory", Name: "web-59b5-abcde", Phase: "Running",
+			Containers: []tools.ContainerSummary{{Name: "app", Restarts: 1, State: "terminated", Reason: "OOMKilled", ExitCode: 137,
+				LastReason: "OOMKilled", LastExitCode: 137}}}}}
+	cause := runlorev1.RootCause{Summary: "web is OOMKilled", Evidence: []string{"pod_status: OOMKilled"},
+		Entities: []string{"Deployment/memory/web", "OOMKilled", "CrashLoopBackOff"}}
+	v := &Verifier{}
+	g.Expect(v.check(incident.Request{}, cause, obs)).To(ContainSubstring("nothing shows CrashLoopBackOff"))
+	obs.Events = []tools.EventSummary{{Type: "Warning", Reason: "BackOff", Object: "Pod/memory/web-59b5-abcde",
+		Message: "Back-off restarting failed container app in pod web-59b5-abcde_memory(0b1c)", Count: 2}}
+	g.Expect(v.check(incident.Request{}, cause, obs)).To(BeEmpty())
 }
 
 type scriptedReviewer struct {

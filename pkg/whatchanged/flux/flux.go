@@ -34,6 +34,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/runlore/runlore/pkg/gitauth"
 	"github.com/runlore/runlore/pkg/kuberead"
 	"github.com/runlore/runlore/pkg/whatchanged"
 	"github.com/runlore/runlore/pkg/whatchanged/gitdiff"
@@ -444,6 +445,8 @@ func (c *Collector) mirrorOf(ctx context.Context, ks *kustomizev1.Kustomization,
 		}
 		return nil, nil
 	}
+	// The URL as a record carries it: never the credentials a URL can hold.
+	ch.Repository = gitauth.RepositoryURL(url)
 	m, err := c.Mirrors.Mirror(url, auth)
 	if err != nil {
 		addNote(ch, "%v", err)
