@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,10 +110,18 @@ func (p *stepPath) get() []string {
 	return append([]string(nil), p.steps...)
 }
 
+// maxGatherWait bounds the time an Incident may ask to wait for a storm to
+// gather before it is investigated alone.
+const maxGatherWait = 5 * time.Minute
+
 // run takes the scenario's alert through production intake and the whole
 // phase machine, and returns the finished Investigation.
 func (o *operator) run(ctx context.Context, s Scenario, engine *investigate.Engine, cs *Case) (*runlorev1.Investigation, error) {
-	now := func() time.Time { return s.Now }
+	// The operator's clock stands at the scenario's now, and moves on only
+	// by the waits the Incident reconciler asks for (a storm's gather), as
+	// time would pass between its requeues.
+	var waited atomic.Int64
+	now := func() time.Time { return s.Now.Add(time.Duration(waited.Load())) }
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: o.core.EventsV1()})
 	stop := make(chan struct{})
 	broadcaster.StartRecordingToSink(stop)
@@ -178,27 +187,34 @@ func (o *operator) run(ctx context.Context, s Scenario, engine *investigate.Engi
 	// event would.
 	incKey := types.NamespacedName{Namespace: inc.Namespace, Name: inc.Name}
 	incidents := &controllers.IncidentReconciler{Client: o.cached, APIReader: o.c, Recorder: recorder, OperatorNamespace: OperatorNamespace, Now: now}
-	reconcileIncident := func(inv *runlorev1.Investigation) error {
+	reconcileIncident := func(inv *runlorev1.Investigation) (ctrl.Result, error) {
 		if err := awaitCached(ctx, o.cached, o.c, incKey, &runlorev1.Incident{}); err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
 		if inv != nil {
 			if err := awaitCached(ctx, o.cached, o.c, client.ObjectKeyFromObject(inv), &runlorev1.Investigation{}); err != nil {
-				return err
+				return ctrl.Result{}, err
 			}
 		}
-		_, err := incidents.Reconcile(ctx, ctrl.Request{NamespacedName: incKey})
-		return err
+		return incidents.Reconcile(ctx, ctrl.Request{NamespacedName: incKey})
 	}
 	investigations := &controllers.InvestigationReconciler{Client: o.c, APIReader: o.c, Recorder: recorder,
 		Machine: &phase.Machine{Steps: wrapped, Now: now}}
 	var inv *runlorev1.Investigation
+	// An Incident whose graph shows a cause others may share waits out
+	// the storm's gather before it is investigated alone: the clock moves
+	// by each wait asked, up to maxGatherWait in all.
 	for i := 0; i < 4 && inv == nil; i++ {
-		if err := reconcileIncident(nil); err != nil {
+		res, err := reconcileIncident(nil)
+		if err != nil {
 			return nil, fmt.Errorf("reconcile incident %s: %w", incKey, err)
 		}
 		if inv, err = investigationOf(ctx, o.c, incKey); err != nil {
 			return nil, err
+		}
+		if inv == nil && res.RequeueAfter > 0 && time.Duration(waited.Load())+res.RequeueAfter <= maxGatherWait {
+			waited.Add(int64(res.RequeueAfter))
+			i--
 		}
 	}
 	if inv == nil {
@@ -220,7 +236,7 @@ func (o *operator) run(ctx context.Context, s Scenario, engine *investigate.Engi
 		}
 	}
 	// Mirror the Investigation into the Incident, as the manager would.
-	_ = reconcileIncident(inv)
+	_, _ = reconcileIncident(inv)
 	return inv, nil
 }
 
