@@ -159,12 +159,9 @@ func (st *build) nodeByInstance(instance string) *Node {
 	if found, _ := st.get(&node, gkNode, "", host); found {
 		return st.addNode(&node)
 	}
-	var nodes corev1.NodeList
-	if !st.list(&nodes, gkNode, "") {
-		return nil
-	}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
+	nodes := st.clusterNodes()
+	for i := range nodes {
+		n := &nodes[i]
 		if strings.HasPrefix(n.Name, host+".") {
 			return st.addNode(n)
 		}

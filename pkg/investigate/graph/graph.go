@@ -121,19 +121,6 @@ func Ref(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-// splitRef reads a Ref back: kind, namespace ("" when cluster-scoped)
-// and name.
-func splitRef(ref string) (kind, namespace, name string) {
-	parts := strings.SplitN(ref, "/", 3)
-	switch len(parts) {
-	case 3:
-		return parts[0], parts[1], parts[2]
-	case 2:
-		return parts[0], "", parts[1]
-	}
-	return "", "", ref
-}
-
 // Failing reports whether the node shows a symptom or is missing.
 func (n *Node) Failing() bool { return n.Missing || len(n.Symptoms) > 0 }
 

@@ -220,13 +220,11 @@ func (st *build) preemptions(subject *Node) {
 			}
 		}
 	}
+	// A pod of the subject's, gone or not, by its name: the owners' names
+	// prefix their pods'.
 	own := func(ref string) bool {
-		kind, ns, name := splitRef(ref)
-		if kind != "Pod" || ns != subject.Namespace {
-			return false
-		}
 		for _, p := range prefixes {
-			if strings.HasPrefix(name, p) {
+			if strings.HasPrefix(ref, Ref("Pod", subject.Namespace, p)) {
 				return true
 			}
 		}
@@ -241,12 +239,12 @@ func (st *build) preemptions(subject *Node) {
 		if m == nil {
 			continue
 		}
-		pre := st.preemptor(subject.Namespace, m[1], m[2], e.first, priority)
+		pre := st.preemptor(m[1], m[2], e.first, priority)
 		if pre == nil || linked[pre.Ref()] {
 			continue
 		}
 		linked[pre.Ref()] = true
-		_, _, victim := splitRef(e.object)
+		victim := strings.TrimPrefix(e.object, Ref("Pod", subject.Namespace, ""))
 		st.g.Link(subject.Ref(), RelPreemptedBy, pre.Ref(), fmt.Sprintf("preempted %s on node %s", victim, m[2]))
 		st.expand(pre, 1)
 	}
@@ -256,7 +254,7 @@ func (st *build) preemptions(subject *Node) {
 // uid among the pods on the node, else the highest-priority pod above
 // the victim's priority that started on the node within minutes after
 // the preemption.
-func (st *build) preemptor(namespace, by, node string, at time.Time, priority int64) *Node {
+func (st *build) preemptor(by, node string, at time.Time, priority int64) *Node {
 	if ns, name, ok := strings.Cut(by, "/"); ok {
 		return st.read("Pod", ns, name)
 	}
